@@ -1,0 +1,1 @@
+"""The memory store for coding agents: one SQLite database (SPEC section 5)."""

@@ -1,0 +1,96 @@
+"""Where things live, and the two primitives every write goes through.
+
+Standard library only, and only cheap modules: `local-memory prompt` imports
+this on every question a voice assistant hears.
+
+- `facts_dir()` / `memory_db()`: the locations of SPEC sections 3 and 5.
+- `ensure_private_dir()`: create a folder 0700 (an existing one keeps its mode).
+- `atomic_write()`: write a file through a temporary sibling plus `os.replace`,
+  so a reader sees the old or the new content, never half of it.
+- `locked()`: an exclusive `flock` held for a whole read-modify-write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def _data_home() -> Path:
+    xdg = os.environ.get("XDG_DATA_HOME")
+    if xdg:
+        return Path(xdg)
+    return Path.home() / ".local" / "share"
+
+
+def facts_dir() -> Path:
+    """The facts folder: $LOCAL_MEMORY_DIR, else $XDG_DATA_HOME/local-memory."""
+    explicit = os.environ.get("LOCAL_MEMORY_DIR")
+    if explicit:
+        return Path(explicit)
+    return _data_home() / "local-memory"
+
+
+def memory_db() -> Path:
+    """The memory database: $LOCALMEM_DB, else $XDG_DATA_HOME/localmem/memory.db."""
+    explicit = os.environ.get("LOCALMEM_DB")
+    if explicit:
+        return Path(explicit)
+    return _data_home() / "localmem" / "memory.db"
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create `path` (and missing parents) with mode 0700; leave an existing one as it is."""
+    if not path.is_dir():
+        path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        # mkdir's mode is filtered by the umask; set it explicitly on what we made.
+        os.chmod(path, DIR_MODE)
+    return path
+
+
+def atomic_write(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
+    """Replace `path` with `data` in one step, durable once this returns.
+
+    The temporary file lives in the same folder (so `os.replace` is a rename on
+    one file system) and is named `.tmp*`, which the facts store's .gitignore
+    excludes. It is removed if anything fails before the rename.
+    """
+    tmp = path.parent / f".tmp{os.getpid()}-{os.urandom(4).hex()}-{path.name}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    # The rename is durable only once the folder entry is on disk.
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def locked(lock_path: Path) -> Iterator[None]:
+    """Hold an exclusive flock on `lock_path` (created 0600 if missing) for the block."""
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
