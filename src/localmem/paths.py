@@ -23,18 +23,17 @@ FILE_MODE = 0o600
 
 
 def _data_home() -> Path:
-    xdg = os.environ.get("XDG_DATA_HOME")
-    if xdg:
-        return Path(xdg)
-    return Path.home() / ".local" / "share"
+    # The rule lives in localmem.facts.disk, which cannot afford pathlib (decision 11).
+    from localmem.facts import disk
+
+    return Path(disk.data_home())
 
 
 def facts_dir() -> Path:
     """The facts folder: $LOCAL_MEMORY_DIR, else $XDG_DATA_HOME/local-memory."""
-    explicit = os.environ.get("LOCAL_MEMORY_DIR")
-    if explicit:
-        return Path(explicit)
-    return _data_home() / "local-memory"
+    from localmem.facts import disk
+
+    return Path(disk.folder())
 
 
 def memory_db() -> Path:
