@@ -5,3 +5,23 @@ This module holds the version only; it must stay free of imports so that the
 """
 
 __version__ = "0.1.0"
+
+TYPE_CHECKING = False  # `typing` is not imported here: this module must stay import-free
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from datetime import datetime
+    from pathlib import Path
+
+    from localmem.memory.store import Store
+
+
+def open(
+    path: "Path | str | None" = None,
+    *,
+    create: bool = True,
+    clock: "Callable[[], datetime] | None" = None,
+) -> "Store":
+    """Open the memory store (see `localmem.memory.store`); imports it only when called."""
+    from localmem.memory.store import open_store
+
+    return open_store(path, create=create, clock=clock)

@@ -36,20 +36,28 @@ def facts_dir() -> Path:
     return Path(disk.folder())
 
 
+def localmem_dir() -> Path:
+    """localmem's own data folder, $XDG_DATA_HOME/localmem (the HTTP token lives here)."""
+    return _data_home() / "localmem"
+
+
 def memory_db() -> Path:
     """The memory database: $LOCALMEM_DB, else $XDG_DATA_HOME/localmem/memory.db."""
     explicit = os.environ.get("LOCALMEM_DB")
     if explicit:
         return Path(explicit)
-    return _data_home() / "localmem" / "memory.db"
+    return localmem_dir() / "memory.db"
 
 
 def ensure_private_dir(path: Path) -> Path:
     """Create `path` (and missing parents) with mode 0700; leave an existing one as it is."""
     if not path.is_dir():
-        path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-        # mkdir's mode is filtered by the umask; set it explicitly on what we made.
-        os.chmod(path, DIR_MODE)
+        # Parents too are folders we create: make each 0700, not the umask's default.
+        missing = [p for p in (path, *path.parents) if not p.exists()]
+        for folder in reversed(missing):
+            folder.mkdir(mode=DIR_MODE, exist_ok=True)
+            # mkdir's mode is filtered by the umask; set it explicitly on what we made.
+            os.chmod(folder, DIR_MODE)
     return path
 
 

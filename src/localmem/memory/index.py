@@ -1,0 +1,129 @@
+"""Derived data kept beside each memory: full-text index entries and entities.
+
+The full-text table is contentless (the text is stored once, in `memories`),
+so removing a row means handing FTS5 the exact terms it indexed; they are
+recomputed with `tokens`, whose version is recorded in `meta` and checked on
+open (`ensure_current()` rebuilds the index when the tokenizer changed).
+
+Entities are the identifiers a memory names (file paths, error codes, `snake_case`
+and `CamelCase` names, environment variables, backticked code): memories that
+share one are each other's "related" neighbours, and `forget` removes the
+entities nobody else uses.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterable
+
+from localmem.memory import tokens
+
+MAX_ENTITIES = 16
+_BACKTICK = re.compile(r"`([^`\n]{2,64})`")
+_IDENTIFIER = re.compile(
+    r"(?<![\w./:-])("
+    r"[A-Za-z0-9_.~-]*[/.][A-Za-z0-9_./~-]*[A-Za-z0-9_]"  # paths, dotted names, files
+    r"|[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+"  # snake_case, ENV_VARS
+    r"|[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*"  # camelCase, CamelCase
+    r"|[A-Za-z]+[0-9]+[A-Za-z0-9]*"  # error codes: E0502, TS2345, py311
+    r"|[A-Z]{3,}"  # acronyms: WAL, FTS, OAUTH
+    r")"
+)
+
+
+def ws_term(workspace_id: int) -> str:
+    """The single index term naming a workspace (lives in the `ws` column only)."""
+    return f"w{workspace_id}"
+
+
+def _values(content: str, keywords: Iterable[str], workspace_id: int) -> tuple[str, str, str]:
+    return (
+        tokens.index_text(content),
+        tokens.index_text(" ".join(keywords)),
+        ws_term(workspace_id),
+    )
+
+
+def add_terms(
+    conn: sqlite3.Connection,
+    memory_id: int,
+    content: str,
+    keywords: Iterable[str],
+    workspace_id: int,
+) -> None:
+    conn.execute(
+        "INSERT INTO memories_fts(rowid, body, kw, ws) VALUES (?, ?, ?, ?)",
+        (memory_id, *_values(content, keywords, workspace_id)),
+    )
+
+
+def remove_terms(
+    conn: sqlite3.Connection,
+    memory_id: int,
+    content: str,
+    keywords: Iterable[str],
+    workspace_id: int,
+) -> None:
+    conn.execute(
+        "INSERT INTO memories_fts(memories_fts, rowid, body, kw, ws) VALUES ('delete', ?, ?, ?, ?)",
+        (memory_id, *_values(content, keywords, workspace_id)),
+    )
+
+
+def entity_names(content: str) -> list[str]:
+    """The identifiers `content` names, lower-cased, de-duplicated, at most MAX_ENTITIES."""
+    found: dict[str, None] = {}
+    for match in _BACKTICK.finditer(content):
+        found.setdefault(match.group(1).strip().lower(), None)
+    for match in _IDENTIFIER.finditer(content):
+        name = match.group(1).strip(".-/").lower()
+        if len(name) >= 3 and any(ch.isalpha() for ch in name) and len(name) <= 64:
+            found.setdefault(name, None)
+    return [name for name in found if name][:MAX_ENTITIES]
+
+
+def link_entities(conn: sqlite3.Connection, memory_id: int, content: str) -> None:
+    for name in entity_names(content):
+        conn.execute("INSERT OR IGNORE INTO entities(name) VALUES (?)", (name,))
+        conn.execute(
+            "INSERT OR IGNORE INTO memory_entities(memory_id, entity_id) "
+            "SELECT ?, id FROM entities WHERE name = ?",
+            (memory_id, name),
+        )
+
+
+def unlink_entities(conn: sqlite3.Connection, memory_id: int, *, dry_run: bool = False) -> int:
+    """Drop `memory_id`'s entity links; delete entities no other memory uses. Returns that count."""
+    orphans = [
+        int(row[0])
+        for row in conn.execute(
+            "SELECT me.entity_id FROM memory_entities AS me WHERE me.memory_id = ? AND NOT EXISTS "
+            "(SELECT 1 FROM memory_entities AS o WHERE o.entity_id = me.entity_id "
+            "AND o.memory_id != me.memory_id)",
+            (memory_id,),
+        )
+    ]
+    if dry_run:
+        return len(orphans)
+    conn.execute("DELETE FROM memory_entities WHERE memory_id = ?", (memory_id,))
+    conn.executemany("DELETE FROM entities WHERE id = ?", [(i,) for i in orphans])
+    return len(orphans)
+
+
+def ensure_current(conn: sqlite3.Connection) -> None:
+    """Rebuild the index if it was built by another tokenizer version (inside a write txn)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'tokenizer_version'").fetchone()
+    if row is not None and row[0] == str(tokens.TOKENIZER_VERSION):
+        return
+    conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('delete-all')")
+    rows = conn.execute(
+        "SELECT m.id, m.content, m.keywords, w.id FROM memories AS m "
+        "JOIN workspaces AS w ON w.name = m.workspace"
+    ).fetchall()
+    for memory_id, content, keywords, ws_id in rows:
+        add_terms(conn, memory_id, content, keywords.split("\n") if keywords else [], ws_id)
+    conn.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES ('tokenizer_version', ?)",
+        (str(tokens.TOKENIZER_VERSION),),
+    )

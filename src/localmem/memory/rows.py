@@ -1,0 +1,86 @@
+"""Turning `memories` rows into `model.Memory`, and reading them by id.
+
+One SELECT list and one converter, so every reader sees the same fields.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from typing import Any, cast
+
+from localmem.errors import NotFound
+from localmem.memory.model import Kind, Memory
+
+COLUMNS = (
+    "id, content, workspace, kind, keywords, source, session_id, seen_count, "
+    "recalled_count, last_recalled_at, superseded_by, created_at, updated_at"
+)
+
+
+def parse_time(text: str) -> datetime:
+    """Read a stored time (RFC 3339 UTC, `Z` suffix, optional fraction)."""
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)
+
+
+def split_keywords(stored: str) -> tuple[str, ...]:
+    return tuple(stored.split("\n")) if stored else ()
+
+
+def to_memory(row: tuple[Any, ...]) -> Memory:
+    return Memory(
+        id=int(row[0]),
+        content=str(row[1]),
+        workspace=str(row[2]),
+        kind=cast(Kind, row[3]),
+        keywords=split_keywords(row[4]),
+        source=row[5],
+        session_id=row[6],
+        seen_count=int(row[7]),
+        recalled_count=int(row[8]),
+        last_recalled_at=parse_time(row[9]) if row[9] else None,
+        superseded_by=int(row[10]) if row[10] is not None else None,
+        created_at=parse_time(row[11]),
+        updated_at=parse_time(row[12]),
+    )
+
+
+def fetch(conn: sqlite3.Connection, memory_id: int) -> Memory:
+    """The memory `memory_id`, or NotFound with a sentence naming the id."""
+    if isinstance(memory_id, bool) or not isinstance(memory_id, int) or memory_id <= 0:
+        raise NotFound(f"No memory has id {memory_id!r}; ids are positive whole numbers.")
+    row = conn.execute(f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    if row is None:
+        raise NotFound(
+            f"No memory has id {memory_id}; find ids with `localmem search` (or memory_recall)."
+        )
+    return to_memory(row)
+
+
+def fetch_many(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, Memory]:
+    """The memories among `ids` that exist, by id."""
+    wanted = list(dict.fromkeys(ids))
+    if not wanted:
+        return {}
+    marks = ",".join("?" * len(wanted))
+    rows = conn.execute(f"SELECT {COLUMNS} FROM memories WHERE id IN ({marks})", wanted)
+    return {memory.id: memory for memory in map(to_memory, rows)}
+
+
+def live_correction(conn: sqlite3.Connection, memory: Memory) -> int | None:
+    """The end of `memory`'s supersede chain: the correction that is itself current."""
+    seen = {memory.id}
+    current = memory.superseded_by
+    while current is not None:
+        row = conn.execute("SELECT superseded_by FROM memories WHERE id = ?", (current,)).fetchone()
+        if row is None or row[0] is None or row[0] in seen:
+            return current
+        seen.add(current)
+        current = int(row[0])
+    return None

@@ -1,0 +1,225 @@
+"""The database file: opening it safely, its schema, and forward-only migrations.
+
+- `connect()`: open (or create, 0600 inside a 0700 folder, before SQLite's
+  first write so the WAL sidecars inherit the mode) and bring the schema up to
+  date. WAL journal, `synchronous=NORMAL`: an acknowledged write survives a
+  process crash; a power cut may lose the last moments (decision 24).
+- `MIGRATIONS`: numbered steps, applied in order inside one immediate
+  transaction and recorded in `schema_migrations`; `PRAGMA user_version` mirrors
+  the highest applied step so the common open costs a single pragma read.
+
+Never edit a released step: append a new one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+from localmem import paths
+from localmem.errors import StoreUnavailable
+from localmem.memory import tokens
+
+BUSY_TIMEOUT_MS = 15_000  # writers wait this long for each other instead of failing
+
+
+def _run_script(conn: sqlite3.Connection, script: str) -> None:
+    # Not `executescript`: it would COMMIT the migration's transaction half-way.
+    statement = ""
+    for line in script.splitlines(keepends=True):
+        if line.strip().startswith("--"):
+            continue
+        statement += line
+        if sqlite3.complete_statement(statement):
+            conn.execute(statement)
+            statement = ""
+
+
+def _m1_initial(conn: sqlite3.Connection) -> None:
+    _run_script(
+        conn,
+        """
+        CREATE TABLE memories (
+            id INTEGER PRIMARY KEY,
+            content TEXT NOT NULL,
+            dup_hash INTEGER NOT NULL,
+            workspace TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            keywords TEXT NOT NULL DEFAULT '',
+            source TEXT,
+            session_id TEXT,
+            seen_count INTEGER NOT NULL DEFAULT 1,
+            superseded_by INTEGER REFERENCES memories(id),
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX memories_dup ON memories(workspace, dup_hash);
+        CREATE INDEX memories_kind ON memories(kind, workspace);
+        CREATE INDEX memories_superseded_by ON memories(superseded_by)
+            WHERE superseded_by IS NOT NULL;
+
+        -- Contentless: the text lives once, in `memories`; the index holds terms only.
+        -- Columns: body (content terms), kw (keyword terms, lower weight),
+        -- ws (one term naming the workspace, so the workspace filter runs inside the index).
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+            body, kw, ws, content='', tokenize='unicode61 remove_diacritics 0'
+        );
+
+        CREATE TABLE workspaces (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            root TEXT UNIQUE,
+            created_at TEXT NOT NULL
+        );
+
+        CREATE TABLE near_duplicates (
+            memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            other_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            overlap REAL NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (memory_id, other_id)
+        );
+        CREATE INDEX near_duplicates_other ON near_duplicates(other_id);
+
+        CREATE TABLE entities (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE
+        );
+        CREATE TABLE memory_entities (
+            memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            entity_id INTEGER NOT NULL REFERENCES entities(id),
+            PRIMARY KEY (memory_id, entity_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX memory_entities_entity ON memory_entities(entity_id, memory_id);
+
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        """,
+    )
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES ('tokenizer_version', ?)",
+        (str(tokens.TOKENIZER_VERSION),),
+    )
+
+
+def _m2_tracking(conn: sqlite3.Connection) -> None:
+    # Recall tracking came after the first release: counts for audit's
+    # "never recalled" and promotion candidates.
+    conn.execute("ALTER TABLE memories ADD COLUMN recalled_count INTEGER NOT NULL DEFAULT 0")
+    conn.execute("ALTER TABLE memories ADD COLUMN last_recalled_at TEXT")
+
+
+Migration = tuple[int, str, Callable[[sqlite3.Connection], None]]
+
+MIGRATIONS: tuple[Migration, ...] = (
+    (1, "initial schema", _m1_initial),
+    (2, "recall tracking columns", _m2_tracking),
+)
+LATEST = MIGRATIONS[-1][0]
+
+
+def utc_text(moment: datetime) -> str:
+    """How a time is stored: RFC 3339 UTC with microseconds, sortable as text."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def missing_database(path: Path) -> StoreUnavailable:
+    return StoreUnavailable(
+        f"There is no memory database yet at {path}; run `localmem init` or store a "
+        "first memory with `localmem add TEXT` to create it."
+    )
+
+
+def _create_private_file(path: Path) -> None:
+    """Make an empty 0600 file so SQLite (and its -wal/-shm sidecars) inherit the mode."""
+    paths.ensure_private_dir(path.parent)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, paths.FILE_MODE)
+    except FileExistsError:
+        return  # another process created it first; its mode is already right
+    try:
+        os.fchmod(fd, paths.FILE_MODE)  # the umask may have filtered os.open's mode
+    finally:
+        os.close(fd)
+
+
+def connect(path: Path, *, create: bool) -> sqlite3.Connection:
+    """Open the database at `path`, creating it only when `create`, migrated to LATEST."""
+    if not path.exists():
+        if not create:
+            raise missing_database(path)
+        try:
+            _create_private_file(path)
+        except OSError as error:
+            raise StoreUnavailable(
+                f"Cannot create the memory database at {path} ({error.strerror}); "
+                "check the folder's permissions or set LOCALMEM_DB to another path."
+            ) from error
+    try:
+        conn = sqlite3.connect(
+            str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+        )
+    except sqlite3.Error as error:
+        raise StoreUnavailable(
+            f"Cannot open the memory database at {path} ({error}); check that the file is readable."
+        ) from error
+    try:
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version < LATEST:
+            migrate(conn)
+        elif version > LATEST:
+            raise StoreUnavailable(
+                f"The memory database at {path} was written by a newer localmem (schema "
+                f"{version}, this one knows {LATEST}); upgrade localmem to open it."
+            )
+    except sqlite3.DatabaseError as error:
+        conn.close()
+        raise StoreUnavailable(
+            f"The file at {path} is not a readable memory database ({error}); move it "
+            "away or point LOCALMEM_DB at another path."
+        ) from error
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+@contextlib.contextmanager
+def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE ... COMMIT: take the write lock up front so a writer that has
+    read never has to upgrade (the upgrade is where "database is locked" comes from)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def migrate(conn: sqlite3.Connection, target: int = LATEST) -> int:
+    """Apply the missing steps up to `target`; returns the version reached."""
+    if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        conn.execute("PRAGMA journal_mode=WAL")
+    with write_transaction(conn):
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+        )
+        # Re-read inside the lock: another process may have migrated meanwhile.
+        current = conn.execute("PRAGMA user_version").fetchone()[0]
+        for number, name, step in MIGRATIONS:
+            if current < number <= target:
+                step(conn)
+                conn.execute(
+                    "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
+                    (number, name, utc_text(datetime.now(timezone.utc))),
+                )
+                conn.execute(f"PRAGMA user_version = {int(number)}")
+                current = number
+        return int(current)

@@ -1,0 +1,173 @@
+"""The public memory-store API every surface uses: `localmem.open()` returns a `Store`.
+
+    import localmem
+    with localmem.open() as store:
+        store.add("Run the tests with make test", workspace="api", keywords=["pytest"])
+        recall = store.search("how do I run the tests", workspace="api")
+
+A `Store` wraps one SQLite connection to one database file and a clock. The
+methods validate their input and raise `localmem.errors` exceptions carrying
+the sentence to show; they return the dataclasses of `memory.model`.
+`store.connection` is for other domain modules (maintenance, transfer) only;
+surfaces never touch SQL.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable, Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+from types import TracebackType
+
+from localmem import paths
+from localmem.memory import manage, recall, rows, schema, workspaces, write
+from localmem.memory.model import (
+    AddResult,
+    ForgetResult,
+    Memory,
+    PromoteResult,
+    Recall,
+    Stats,
+)
+
+Clock = Callable[[], datetime]
+
+
+def _utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def tracking_enabled() -> bool:
+    """Recall counts are kept unless LOCALMEM_NO_TRACKING is set to a non-empty value."""
+    return not os.environ.get("LOCALMEM_NO_TRACKING")
+
+
+class Store:
+    """One open memory database. Use as a context manager or call `close()`."""
+
+    def __init__(self, path: Path, connection: sqlite3.Connection, clock: Clock) -> None:
+        self.path = path
+        self._conn = connection
+        self._clock = clock
+        # Recall counts that met a busy write lock, retried on the next recall or close.
+        self._pending: dict[int, int] = {}
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The SQLite connection, for other domain modules only (never a surface)."""
+        return self._conn
+
+    def now(self) -> datetime:
+        moment = self._clock()
+        if moment.tzinfo is None:
+            raise ValueError("the clock must return a timezone-aware datetime")
+        return moment.astimezone(timezone.utc)
+
+    def add(
+        self,
+        content: str,
+        *,
+        workspace: str,
+        kind: str = "note",
+        keywords: Iterable[str] | str = (),
+        source: str | None = None,
+        session_id: str | None = None,
+        supersedes: Iterable[int] = (),
+        if_novel: bool = False,
+    ) -> AddResult:
+        """Remember `content` (section 5, "Writing")."""
+        return write.add(
+            self._conn,
+            self.now(),
+            content,
+            workspace=workspace,
+            kind=kind,
+            keywords=keywords,
+            source=source,
+            session_id=session_id,
+            supersedes=supersedes,
+            if_novel=if_novel,
+        )
+
+    def search(
+        self,
+        query: str,
+        *,
+        workspace: str,
+        k: int = 5,
+        kind: str | None = None,
+        track: bool | None = None,
+    ) -> Recall:
+        """Recall memories for `query` in `workspace` (+ global), or every one for "all"."""
+        result = recall.recall(self._conn, query, workspace=workspace, k=k, kind=kind)
+        if track is None:
+            track = tracking_enabled()
+        if track:
+            for hit in result.hits:
+                self._pending[hit.memory.id] = self._pending.get(hit.memory.id, 0) + 1
+            for memory in result.core:
+                self._pending[memory.id] = self._pending.get(memory.id, 0) + 1
+            self._flush_tracking()
+        return result
+
+    def _flush_tracking(self) -> None:
+        if self._pending and recall.track(self._conn, self._pending, schema.utc_text(self.now())):
+            self._pending = {}
+
+    def get(self, id: int) -> Memory:
+        """The memory with this id, or NotFound."""
+        return rows.fetch(self._conn, id)
+
+    def forget(self, id: int, *, dry_run: bool = False) -> ForgetResult:
+        """Delete one memory (or, with `dry_run`, report what would go)."""
+        return manage.forget(self._conn, id, self.now(), dry_run=dry_run)
+
+    def promote(self, id: int, kind: str = "lesson") -> PromoteResult:
+        """Change a memory's kind; repeating it changes nothing."""
+        return manage.promote(self._conn, id, self.now(), kind)
+
+    def stats(self) -> Stats:
+        return manage.stats(self._conn, self.path)
+
+    def is_empty(self) -> bool:
+        return self._conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is None
+
+    def resolve_workspace(
+        self, name: str | None, cwd: Path | None = None, *, for_write: bool = False
+    ) -> str:
+        """The workspace for a surface in `cwd` (registering a new repository when writing)."""
+        return workspaces.resolve_workspace(
+            name, cwd if cwd is not None else Path.cwd(), self._conn, for_write=for_write
+        )
+
+    def close(self) -> None:
+        try:
+            self._flush_tracking()
+        finally:
+            self._conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def open_store(
+    path: Path | str | None = None, *, create: bool = True, clock: Clock | None = None
+) -> Store:
+    """Open the memory database (default: `paths.memory_db()`), migrating it forward.
+
+    With `create=False` a missing database raises StoreUnavailable and nothing is
+    created (read-only commands use this).
+    """
+    target = Path(path) if path is not None else paths.memory_db()
+    connection = schema.connect(target, create=create)
+    return Store(target, connection, clock or _utc_now)

@@ -1,0 +1,262 @@
+"""The write path: `add` with its input rules, duplicate merge, near-duplicate queue,
+supersede links and the `if_novel` gate (SPEC section 5, "Writing").
+
+Everything for one add happens inside one immediate transaction: an add is
+either fully stored (row, index terms, entities, queue entries, links) or not
+at all, and concurrent writers queue on the lock instead of failing.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from localmem.errors import InvalidInput, NotFound
+from localmem.memory import index, rows, tokens, workspaces
+from localmem.memory.model import (
+    GLOBAL,
+    KINDS,
+    MAX_CONTENT_BYTES,
+    MAX_KEYWORD_CHARS,
+    MAX_KEYWORDS,
+    AddResult,
+    Kind,
+    Memory,
+)
+from localmem.memory.schema import utc_text, write_transaction
+
+NOVELTY_THRESHOLD = 0.25  # `if_novel` skips at or above this overlap (the capture hook's gate)
+NEAR_DUPLICATE_THRESHOLD = 0.6  # queued for review at or above this overlap, never merged
+CANDIDATES = 8  # memories compared token by token for the two overlaps above
+MAX_FIELD_CHARS = 1000  # source and session id
+
+
+def check_content(content: object) -> str:
+    if not isinstance(content, str):
+        raise InvalidInput("The memory text must be a string.")
+    text = content.strip()
+    if not text:
+        raise InvalidInput("The memory text is empty; pass the text to remember.")
+    if "\x00" in text:
+        raise InvalidInput("The memory text contains a NUL byte; remove it and try again.")
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as error:
+        raise InvalidInput(
+            "The memory text is not valid UTF-8; re-encode it as UTF-8 and try again."
+        ) from error
+    if size > MAX_CONTENT_BYTES:
+        raise InvalidInput(
+            f"The memory text is {size} bytes, over the 1 MiB limit; store a summary "
+            "or split it into several memories."
+        )
+    return text
+
+
+def check_kind(kind: object) -> Kind:
+    for known in KINDS:
+        if kind == known:
+            return known
+    raise InvalidInput(f"Unknown kind {kind!r}; use one of: {', '.join(KINDS)}.")
+
+
+def normalize_keywords(keywords: Iterable[str] | str) -> tuple[str, ...]:
+    """Lower case, whitespace collapsed, de-duplicated, at most 20 of at most 64 characters."""
+    items = [keywords] if isinstance(keywords, str) else list(keywords)
+    out: dict[str, None] = {}
+    for item in items:
+        if not isinstance(item, str):
+            raise InvalidInput("Keywords must be strings.")
+        word = tokens.collapse(item.replace("\x00", " ")).lower()[:MAX_KEYWORD_CHARS].strip()
+        if word:
+            out.setdefault(word, None)
+    return tuple(out)[:MAX_KEYWORDS]
+
+
+def _check_field(value: str | None, what: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or "\x00" in value or len(value) > MAX_FIELD_CHARS:
+        raise InvalidInput(f"The {what} must be text of at most {MAX_FIELD_CHARS} characters.")
+    return value.strip() or None
+
+
+def _check_ids(ids: Iterable[int]) -> list[int]:
+    out: list[int] = []
+    for value in ids:
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise InvalidInput(f"{value!r} is not a memory id; ids are positive whole numbers.")
+        if value not in out:
+            out.append(value)
+    return out
+
+
+def _check_supersedes(conn: sqlite3.Connection, workspace: str, ids: list[int]) -> list[Memory]:
+    found = rows.fetch_many(conn, ids)
+    olds: list[Memory] = []
+    for old_id in ids:
+        old = found.get(old_id)
+        if old is None:
+            raise NotFound(
+                f"Cannot supersede memory {old_id}: no memory has that id; nothing was stored."
+            )
+        if old.workspace != workspace and workspace != GLOBAL:
+            if old.workspace == GLOBAL:
+                raise InvalidInput(
+                    f"Memory {old_id} is global and a workspace memory cannot correct it; "
+                    "add the correction with workspace `global`. Nothing was stored."
+                )
+            raise InvalidInput(
+                f"Memory {old_id} belongs to workspace {old.workspace!r}, so a memory of "
+                f"{workspace!r} cannot supersede it; nothing was stored."
+            )
+        olds.append(old)
+    return olds
+
+
+def _similar(
+    conn: sqlite3.Connection, ws_id: int, terms: list[str], exclude: int | None
+) -> list[tuple[float, Memory]]:
+    """Memories of the workspace most like `terms`, with their overlap, best first."""
+    if not terms:
+        return []
+    query = (
+        f"ws:{index.ws_term(ws_id)} AND {{body kw}}:("
+        + " OR ".join(f'"{term}"' for term in terms[:64])
+        + ")"
+    )
+    ids = [
+        int(row[0])
+        for row in conn.execute(
+            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? "
+            "ORDER BY bm25(memories_fts, 1.0, 0.4, 0.0) LIMIT ?",
+            (query, CANDIDATES + 1),
+        )
+    ]
+    scored = [
+        (tokens.overlap(terms, tokens.meaningful(memory.content)), memory)
+        for memory in rows.fetch_many(conn, ids).values()
+        if memory.id != exclude
+    ]
+    scored.sort(key=lambda pair: (-pair[0], pair[1].id))
+    return scored
+
+
+def _link(conn: sqlite3.Connection, new_id: int, olds: Sequence[Memory], when: str) -> None:
+    for old in olds:
+        if old.id == new_id:
+            raise InvalidInput(f"Memory {new_id} cannot supersede itself; nothing was stored.")
+        # The merged row may already sit downstream of `old`: linking would make a loop.
+        probe: int | None = new_id
+        seen: set[int] = set()
+        while probe is not None and probe not in seen:
+            seen.add(probe)
+            if probe == old.id:
+                raise InvalidInput(
+                    f"Memory {old.id} already corrects memory {new_id}; superseding it back "
+                    "would make a loop. Nothing was stored."
+                )
+            row = conn.execute(
+                "SELECT superseded_by FROM memories WHERE id = ?", (probe,)
+            ).fetchone()
+            probe = int(row[0]) if row and row[0] is not None else None
+        conn.execute(
+            "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE id = ?",
+            (new_id, when, old.id),
+        )
+
+
+def add(
+    conn: sqlite3.Connection,
+    now: datetime,
+    content: str,
+    *,
+    workspace: str,
+    kind: str = "note",
+    keywords: Iterable[str] | str = (),
+    source: str | None = None,
+    session_id: str | None = None,
+    supersedes: Iterable[int] = (),
+    if_novel: bool = False,
+) -> AddResult:
+    text = check_content(content)
+    checked_kind = check_kind(kind)
+    ws = workspaces.check_name(workspace, for_write=True)
+    words = normalize_keywords(keywords)
+    src = _check_field(source, "source")
+    session = _check_field(session_id, "session id")
+    old_ids = _check_ids([supersedes] if isinstance(supersedes, int) else supersedes)
+    when = utc_text(now)
+    dup_hash = tokens.duplicate_hash(text)
+    dup_key = tokens.duplicate_key(text)
+    terms = tokens.meaningful(text)
+
+    with write_transaction(conn):
+        olds = _check_supersedes(conn, ws, old_ids)
+        ws_id = workspaces.workspace_id(conn, ws, when)
+        duplicate: Memory | None = None
+        for row in conn.execute(
+            f"SELECT {rows.COLUMNS} FROM memories WHERE workspace = ? AND dup_hash = ?",
+            (ws, dup_hash),
+        ):
+            candidate = rows.to_memory(row)
+            if tokens.duplicate_key(candidate.content) == dup_key:
+                duplicate = candidate
+                break
+
+        if if_novel:
+            if duplicate is not None:
+                return AddResult(
+                    "skipped",
+                    duplicate.id,
+                    duplicate.seen_count,
+                    ws,
+                    similar_to=duplicate.id,
+                    overlap=1.0,
+                )
+            similar = _similar(conn, ws_id, terms, None)
+            if similar and similar[0][0] >= NOVELTY_THRESHOLD:
+                score, like = similar[0]
+                return AddResult(
+                    "skipped",
+                    like.id,
+                    like.seen_count,
+                    ws,
+                    similar_to=like.id,
+                    overlap=round(score, 3),
+                )
+
+        if duplicate is not None:
+            merged = tuple(dict.fromkeys(duplicate.keywords + words))[:MAX_KEYWORDS]
+            if merged != duplicate.keywords:
+                index.remove_terms(conn, duplicate.id, duplicate.content, duplicate.keywords, ws_id)
+                index.add_terms(conn, duplicate.id, duplicate.content, merged, ws_id)
+            conn.execute(
+                "UPDATE memories SET seen_count = seen_count + 1, keywords = ?, updated_at = ? "
+                "WHERE id = ?",
+                ("\n".join(merged), when, duplicate.id),
+            )
+            _link(conn, duplicate.id, olds, when)
+            return AddResult("duplicate_merged", duplicate.id, duplicate.seen_count + 1, ws)
+
+        cursor = conn.execute(
+            "INSERT INTO memories(content, dup_hash, workspace, kind, keywords, source, "
+            "session_id, seen_count, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+            (text, dup_hash, ws, checked_kind, "\n".join(words), src, session, when, when),
+        )
+        new_id = int(cursor.lastrowid or 0)
+        index.add_terms(conn, new_id, text, words, ws_id)
+        index.link_entities(conn, new_id, text)
+        _link(conn, new_id, olds, when)
+        queued: list[int] = []
+        for score, other in _similar(conn, ws_id, terms, new_id):
+            if score < NEAR_DUPLICATE_THRESHOLD:
+                break
+            conn.execute(
+                "INSERT OR IGNORE INTO near_duplicates(memory_id, other_id, overlap, created_at) "
+                "VALUES (?, ?, ?, ?)",
+                (new_id, other.id, round(score, 4), when),
+            )
+            queued.append(other.id)
+        return AddResult("added", new_id, 1, ws, queued_near_duplicate_of=tuple(queued))
