@@ -22,6 +22,24 @@ def cli() -> None:
     """Memory for coding agents, kept in one SQLite database on this machine."""
 
 
+@cli.command()
+@click.option(
+    "--install",
+    "install_names",
+    multiple=True,
+    metavar="NAME",
+    help="Register localmem with this agent (repeatable): claude-code, codex, antigravity, "
+    "kiro, cursor, claude-desktop. Naming it is your consent.",
+)
+@click.option("--repair", is_flag=True, help="Rewrite a stale localmem entry (another command).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def agents(install_names: tuple[str, ...], repair: bool, as_json: bool) -> None:
+    """List coding agents and their config files, or register localmem with one."""
+    from localmem.agents_cli import run_agents
+
+    run_agents(install_names, repair=repair, as_json=as_json)
+
+
 def main() -> None:
     try:
         cli.main(standalone_mode=False)

@@ -1,0 +1,293 @@
+"""What every agent writer shares: the entry, the merge flow, the backup and the refusals.
+
+An agent is a config file location plus a format. The flow is the same for all
+of them (SPEC section 8): read what is there, refuse a file that does not parse
+(printing the block to add by hand), leave an identical entry alone, refuse a
+stale one unless `repair`, otherwise merge our entry in keeping everything else,
+back the original up to `<file>.bak` and replace the file atomically.
+
+Formats (`json_format`, `toml_format`) only turn text into "the entry we find"
+and "the text with our entry"; they never touch the disk.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from localmem.errors import Conflict, InvalidInput
+from localmem.paths import atomic_write
+
+SERVER_NAME = "localmem"
+
+Scope = Literal["project", "user"]
+State = Literal["registered", "stale", "not_registered", "unreadable"]
+InstallStatus = Literal["installed", "already_registered", "repaired"]
+
+
+def server_entry(command: Path | str) -> dict[str, object]:
+    """The entry every agent gets: the absolute localmem command and `serve`."""
+    return {"command": str(command), "args": ["serve"]}
+
+
+class FormatError(Exception):
+    """Raised by a format when a text does not parse; the message says where."""
+
+
+class ConfigFormat(ABC):
+    """Reads and writes the `localmem` server entry inside one kind of config text."""
+
+    @abstractmethod
+    def find_entry(self, text: str) -> dict[str, object] | None:
+        """Our server's entry in `text`, or None. Raises FormatError if `text` does not parse."""
+
+    @abstractmethod
+    def add_entry(self, text: str | None, entry: dict[str, object]) -> str:
+        """`text` (None: no file yet) with our entry added, everything else kept."""
+
+    @abstractmethod
+    def replace_entry(self, text: str, entry: dict[str, object]) -> str:
+        """`text` with our existing entry's command and args replaced, its other keys kept."""
+
+    @abstractmethod
+    def block(self, entry: dict[str, object]) -> str:
+        """The block a user adds by hand when we refuse to edit the file."""
+
+    @abstractmethod
+    def unchanged_elsewhere(self, old: str | None, new: str) -> bool:
+        """True when `new` holds the same data as `old` apart from our entry."""
+
+
+class UnreadableConfig(InvalidInput):
+    """The config file does not parse (or cannot take our entry): nothing was written."""
+
+    def __init__(self, path: Path, reason: str, block: str) -> None:
+        self.path = path
+        self.reason = reason
+        self.block = block
+        super().__init__(
+            f"{path} {reason}; nothing was written. Add this block to it by hand:\n\n{block}"
+        )
+
+
+class StaleEntry(Conflict):
+    """Our entry exists with another command or args, and `--repair` was not given."""
+
+    def __init__(self, agent: str, path: Path, found: dict[str, object]) -> None:
+        self.agent = agent
+        self.path = path
+        self.found = found
+        super().__init__(
+            f"{path} already registers localmem with a different command "
+            f"({found.get('command')!s} {_args_text(found)}); run "
+            f"`localmem agents --install {agent} --repair` to point it at this install."
+        )
+
+
+def _args_text(entry: Mapping[str, object]) -> str:
+    args = entry.get("args")
+    if isinstance(args, list):
+        return " ".join(str(a) for a in args)
+    return str(args)
+
+
+@dataclass(frozen=True)
+class AgentContext:
+    """Where the user is: home folder, current folder, environment and platform.
+
+    Everything an agent's location or detection depends on, so tests pass a
+    sandbox instead of patching globals.
+    """
+
+    home: Path
+    cwd: Path
+    env: Mapping[str, str] = field(default_factory=dict)
+    platform: str = sys.platform
+
+    @classmethod
+    def current(cls) -> AgentContext:
+        return cls(home=Path.home(), cwd=Path.cwd(), env=dict(os.environ), platform=sys.platform)
+
+    @property
+    def project_root(self) -> Path:
+        """The git repository root above the current folder, else the current folder.
+
+        Project-scoped configs (`.mcp.json`, `.cursor/mcp.json`) live there so a
+        run from a subfolder still writes the file the agent reads.
+        """
+        for folder in (self.cwd, *self.cwd.parents):
+            if (folder / ".git").exists():
+                return folder
+        return self.cwd
+
+    def which(self, name: str) -> str | None:
+        return shutil.which(name, path=self.env.get("PATH", ""))
+
+
+@dataclass(frozen=True)
+class AgentStatus:
+    name: str
+    title: str
+    detected: bool
+    config_path: Path
+    scope: Scope
+    state: State
+    entry: dict[str, object] | None
+    problem: str | None = None  # why the file is unreadable
+
+
+@dataclass(frozen=True)
+class InstallResult:
+    name: str
+    title: str
+    config_path: Path
+    status: InstallStatus
+    backup: Path | None
+
+
+def same_entry(found: Mapping[str, object], wanted: Mapping[str, object]) -> bool:
+    return found.get("command") == wanted["command"] and found.get("args") == wanted["args"]
+
+
+class Agent(ABC):
+    """One coding agent: its name, where its config lives, how to tell it is installed."""
+
+    name: str
+    title: str
+    config_format: ConfigFormat
+
+    @abstractmethod
+    def config_path(self, ctx: AgentContext) -> Path:
+        """The file `--install` writes for this user and this folder."""
+
+    @abstractmethod
+    def scope(self, ctx: AgentContext) -> Scope:
+        """`project` when the file belongs to the repository, `user` when to the home folder."""
+
+    @abstractmethod
+    def detect(self, ctx: AgentContext) -> bool:
+        """Whether the agent looks installed (its config folder or its program is there)."""
+
+    # The flow below is the same for every agent.
+
+    def status(self, ctx: AgentContext, command: Path) -> AgentStatus:
+        path = self.config_path(ctx)
+        wanted = server_entry(command)
+        state: State
+        found: dict[str, object] | None = None
+        problem: str | None = None
+        try:
+            text = _read_text(path)
+            found = self.config_format.find_entry(text) if text is not None else None
+        except (FormatError, UnicodeDecodeError) as error:
+            state, problem = "unreadable", str(error)
+        else:
+            if found is None:
+                state = "not_registered"
+            else:
+                state = "registered" if same_entry(found, wanted) else "stale"
+        return AgentStatus(
+            name=self.name,
+            title=self.title,
+            detected=self.detect(ctx),
+            config_path=path,
+            scope=self.scope(ctx),
+            state=state,
+            entry=found,
+            problem=problem,
+        )
+
+    def install(self, ctx: AgentContext, command: Path, repair: bool = False) -> InstallResult:
+        path = self.config_path(ctx)
+        _refuse_forbidden(ctx, path)
+        wanted = server_entry(command)
+        fmt = self.config_format
+        block = fmt.block(wanted)
+        target = _write_target(path)
+        original = target.read_bytes() if target.exists() else None
+        try:
+            text = _decode(original)
+            found = fmt.find_entry(text) if text is not None else None
+        except (FormatError, UnicodeDecodeError) as error:
+            raise UnreadableConfig(path, f"does not parse ({error})", block) from None
+
+        status: InstallStatus
+        if found is None:
+            status = "installed"
+        elif same_entry(found, wanted):
+            return InstallResult(self.name, self.title, path, "already_registered", None)
+        elif not repair:
+            raise StaleEntry(self.name, path, found)
+        else:
+            status = "repaired"
+
+        # Whatever the format did, check the result says exactly what we meant.
+        try:
+            if status == "installed":
+                new_text = fmt.add_entry(text, wanted)
+            else:
+                new_text = fmt.replace_entry(text or "", wanted)
+            written = fmt.find_entry(new_text)
+        except FormatError:
+            written = None
+        if written is None or not same_entry(written, wanted):
+            reason = "defines its servers in a form localmem cannot edit"
+            raise UnreadableConfig(path, reason, block)
+        if not fmt.unchanged_elsewhere(text, new_text):
+            reason = "could not be merged without changing other settings"
+            raise UnreadableConfig(path, reason, block)
+
+        backup = _backup(target, original) if original is not None else None
+        mode = _mode_for(target, original is not None, self.scope(ctx))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, new_text.encode("utf-8"), mode=mode)
+        return InstallResult(self.name, self.title, path, status, backup)
+
+
+def _refuse_forbidden(ctx: AgentContext, path: Path) -> None:
+    # ~/.claude.json is Claude Code's own state file (history, per-project
+    # settings); a half-understood merge there can cost the user much more than
+    # an MCP entry is worth, so no writer may ever target it.
+    if path.expanduser() == ctx.home / ".claude.json":
+        raise InvalidInput("localmem never writes ~/.claude.json; use the project's .mcp.json.")
+
+
+def _write_target(path: Path) -> Path:
+    # A config kept in a dotfiles repository is often a symlink: write through
+    # it so the link survives, instead of replacing it with a plain file.
+    return path.resolve() if path.is_symlink() else path
+
+
+def _read_text(path: Path) -> str | None:
+    target = _write_target(path)
+    if not target.exists():
+        return None
+    return _decode(target.read_bytes())
+
+
+def _decode(data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    # utf-8-sig: an editor that saved a BOM should not make the file "unparseable".
+    return data.decode("utf-8-sig")
+
+
+def _backup(target: Path, original: bytes) -> Path:
+    backup = target.with_name(target.name + ".bak")
+    atomic_write(backup, original, mode=stat.S_IMODE(target.stat().st_mode))
+    return backup
+
+
+def _mode_for(target: Path, exists: bool, scope: Scope) -> int:
+    if exists:
+        return stat.S_IMODE(target.stat().st_mode)
+    # A project file is meant to be committed and read by teammates; a file in
+    # the home folder may later hold tokens other servers need, so it starts private.
+    return 0o644 if scope == "project" else 0o600

@@ -1,0 +1,283 @@
+"""Every agent writer against realistic config files: merge, backup, refusals, repair."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from localmem.agents import AGENTS, agent_named, install, statuses
+from localmem.agents.base import Agent, AgentContext, StaleEntry, UnreadableConfig
+from localmem.errors import InvalidInput
+
+COMMAND = Path("/opt/tools/localmem/bin/localmem")
+OTHER = Path("/old/place/bin/localmem")
+JSON_AGENTS = [a for a in AGENTS if a.name != "codex"]
+
+REALISTIC_JSON = """{
+    "theme": "dark",
+    "globalShortcut": "Ctrl+Space",
+    "mcpServers": {
+        "github": {
+            "command": "npx",
+            "args": ["-y", "@modelcontextprotocol/server-github"],
+            "env": {"GITHUB_TOKEN": "ghp_example"}
+        },
+        "notes-ünïcødé": {
+            "command": "uvx", "args": ["notes-mcp", "--dir", "/home/me/Notizen/日本語"]
+        }
+    },
+    "telemetry": {"enabled": false, "sample": 0.25, "levels": [1, 2, 3], "owner": null}
+}
+"""
+
+
+@pytest.fixture
+def ctx(tmp_path: Path, isolated_home: Path) -> AgentContext:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    sub = repo / "src" / "deep"
+    sub.mkdir(parents=True)
+    env = {"PATH": str(tmp_path / "emptybin"), "XDG_CONFIG_HOME": str(isolated_home / ".config")}
+    return AgentContext(home=isolated_home, cwd=sub, env=env, platform="linux")
+
+
+def _write(path: Path, text: str, newline: str = "\n") -> bytes:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = text.replace("\n", newline).encode("utf-8")
+    path.write_bytes(data)
+    return data
+
+
+def _entry(agent: Agent, ctx: AgentContext) -> object:
+    return agent.config_format.find_entry(agent.config_path(ctx).read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("agent", JSON_AGENTS, ids=lambda a: a.name)
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
+def test_json_merge_keeps_everything_else(agent: Agent, ctx: AgentContext, newline: str) -> None:
+    path = agent.config_path(ctx)
+    original = _write(path, REALISTIC_JSON, newline)
+
+    result = install(ctx, agent.name, COMMAND)
+
+    assert result.status == "installed"
+    assert result.backup == path.with_name(path.name + ".bak")
+    assert result.backup.read_bytes() == original
+    raw = path.read_bytes()
+    text = raw.decode("utf-8")
+    data = json.loads(text)
+    before = json.loads(REALISTIC_JSON)
+    assert data["mcpServers"].pop("localmem") == {"command": str(COMMAND), "args": ["serve"]}
+    assert data == before  # every other key and server, values and order of keys
+    assert list(data) == list(before)
+    assert "notes-ünïcødé" in text and "日本語" in text  # not \\u-escaped
+    lines = raw.split(b"\n")[:-1]
+    if newline == "\r\n":
+        assert all(line.endswith(b"\r") for line in lines)
+    else:
+        assert not any(line.endswith(b"\r") for line in lines)
+    assert text.startswith('{\n    "theme"'.replace("\n", newline))  # indentation kept
+
+
+@pytest.mark.parametrize("agent", JSON_AGENTS, ids=lambda a: a.name)
+def test_json_missing_file_is_created(agent: Agent, ctx: AgentContext) -> None:
+    result = install(ctx, agent.name, COMMAND)
+    path = agent.config_path(ctx)
+    assert result.status == "installed" and result.backup is None
+    assert json.loads(path.read_text()) == {
+        "mcpServers": {"localmem": {"command": str(COMMAND), "args": ["serve"]}}
+    }
+    assert not path.with_name(path.name + ".bak").exists()
+
+
+@pytest.mark.parametrize("agent", JSON_AGENTS, ids=lambda a: a.name)
+@pytest.mark.parametrize(
+    "broken",
+    [
+        '{"mcpServers": {"github": {"command": "npx",}}}',  # trailing comma
+        '{\n  // a comment\n  "mcpServers": {}\n}',  # JSONC comment
+        '["not", "an", "object"]',
+        '{"mcpServers": ["github"]}',
+        '{"mcpServers": {"localmem": "oops"}}',
+    ],
+    ids=["trailing-comma", "comment", "array", "servers-list", "entry-string"],
+)
+def test_json_unparseable_is_refused_with_block(
+    agent: Agent, ctx: AgentContext, broken: str
+) -> None:
+    path = agent.config_path(ctx)
+    original = _write(path, broken)
+    with pytest.raises(UnreadableConfig) as refused:
+        install(ctx, agent.name, COMMAND)
+    assert path.read_bytes() == original
+    assert not path.with_name(path.name + ".bak").exists()
+    block = json.loads(refused.value.block)
+    assert block == {"mcpServers": {"localmem": {"command": str(COMMAND), "args": ["serve"]}}}
+    assert refused.value.block in str(refused.value)
+    (status,) = [s for s in statuses(ctx, COMMAND) if s.name == agent.name]
+    assert status.state == "unreadable"
+
+
+def test_invalid_utf8_is_refused(ctx: AgentContext) -> None:
+    agent = agent_named("cursor")
+    path = agent.config_path(ctx)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b'{"mcpServers": {"x": {"command": "\xff\xfe"}}}')
+    with pytest.raises(UnreadableConfig):
+        install(ctx, "cursor", COMMAND)
+    assert path.read_bytes() == b'{"mcpServers": {"x": {"command": "\xff\xfe"}}}'
+
+
+def test_empty_file_and_bom_are_accepted(ctx: AgentContext) -> None:
+    antigravity = agent_named("antigravity")
+    _write(antigravity.config_path(ctx), "")  # Antigravity leaves a 0-byte file behind
+    assert install(ctx, "antigravity", COMMAND).status == "installed"
+    kiro = agent_named("kiro")
+    kiro.config_path(ctx).parent.mkdir(parents=True)
+    kiro.config_path(ctx).write_bytes(b'\xef\xbb\xbf{"mcpServers": {"a": {"command": "b"}}}')
+    assert install(ctx, "kiro", COMMAND).status == "installed"
+    assert set(json.loads(kiro.config_path(ctx).read_text())["mcpServers"]) == {"a", "localmem"}
+
+
+@pytest.mark.parametrize("agent", AGENTS, ids=lambda a: a.name)
+def test_existing_entry_left_alone_stale_refused_repair_rewrites(
+    agent: Agent, ctx: AgentContext
+) -> None:
+    install(ctx, agent.name, OTHER)
+    path = agent.config_path(ctx)
+    first = path.read_bytes()
+
+    again = install(ctx, agent.name, OTHER)
+    assert again.status == "already_registered" and again.backup is None
+    assert path.read_bytes() == first
+
+    with pytest.raises(StaleEntry) as stale:
+        install(ctx, agent.name, COMMAND)
+    assert "--repair" in str(stale.value)
+    assert path.read_bytes() == first
+    (status,) = [s for s in statuses(ctx, COMMAND) if s.name == agent.name]
+    assert status.state == "stale"
+
+    repaired = install(ctx, agent.name, COMMAND, repair=True)
+    assert repaired.status == "repaired"
+    assert repaired.backup is not None and repaired.backup.read_bytes() == first
+    entry = _entry(agent, ctx)
+    assert isinstance(entry, dict)
+    assert entry["command"] == str(COMMAND) and entry["args"] == ["serve"]
+    (status,) = [s for s in statuses(ctx, COMMAND) if s.name == agent.name]
+    assert status.state == "registered"
+
+
+@pytest.mark.parametrize("agent", JSON_AGENTS, ids=lambda a: a.name)
+def test_repair_keeps_the_users_additions_to_our_entry(agent: Agent, ctx: AgentContext) -> None:
+    entry = {"command": str(OTHER), "args": ["serve"], "env": {"LOCALMEM_DB": "/x.db"}}
+    _write(agent.config_path(ctx), json.dumps({"mcpServers": {"localmem": entry}}))
+    install(ctx, agent.name, COMMAND, repair=True)
+    found = _entry(agent, ctx)
+    assert found == {"command": str(COMMAND), "args": ["serve"], "env": {"LOCALMEM_DB": "/x.db"}}
+
+
+def test_claude_code_writes_repo_root_from_a_subfolder_never_claude_json(
+    ctx: AgentContext,
+) -> None:
+    claude_json = ctx.home / ".claude.json"
+    claude_json.write_text('{"projects": {}, "mcpServers": {}}')
+    before = claude_json.read_bytes()
+    result = install(ctx, "claude-code", COMMAND)
+    repo = ctx.cwd.parents[1]
+    assert result.config_path == repo / ".mcp.json"
+    assert (repo / ".mcp.json").exists() and not (ctx.cwd / ".mcp.json").exists()
+    assert claude_json.read_bytes() == before
+
+
+def test_outside_a_repository_project_files_go_to_the_current_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    ctx = AgentContext(home=tmp_path / "home", cwd=folder, env={}, platform="linux")
+    assert agent_named("claude-code").config_path(ctx) == folder / ".mcp.json"
+    assert agent_named("cursor").config_path(ctx) == folder / ".cursor" / "mcp.json"
+
+
+def test_kiro_workspace_file_only_in_a_kiro_workspace(ctx: AgentContext) -> None:
+    kiro = agent_named("kiro")
+    assert kiro.config_path(ctx) == ctx.home / ".kiro" / "settings" / "mcp.json"
+    assert kiro.scope(ctx) == "user"
+    repo = ctx.cwd.parents[1]
+    (repo / ".kiro").mkdir()
+    assert kiro.config_path(ctx) == repo / ".kiro" / "settings" / "mcp.json"
+    assert kiro.scope(ctx) == "project"
+
+
+def test_antigravity_current_and_pre_migration_locations(ctx: AgentContext) -> None:
+    agent = agent_named("antigravity")
+    current = ctx.home / ".gemini" / "config" / "mcp_config.json"
+    assert agent.config_path(ctx) == current  # nothing there yet: the documented place
+    (ctx.home / ".gemini" / "antigravity").mkdir(parents=True)
+    legacy = ctx.home / ".gemini" / "antigravity" / "mcp_config.json"
+    assert agent.config_path(ctx) == legacy  # a build from before the 2.x migration
+    (ctx.home / ".gemini" / "config").mkdir()
+    assert agent.config_path(ctx) == current  # migrated: config/ wins
+
+
+def test_claude_desktop_locations(ctx: AgentContext) -> None:
+    agent = agent_named("claude-desktop")
+    linux = ctx.home / ".config" / "Claude" / "claude_desktop_config.json"
+    assert agent.config_path(ctx) == linux
+    mac = AgentContext(home=ctx.home, cwd=ctx.cwd, env={}, platform="darwin")
+    assert agent.config_path(mac) == (
+        ctx.home / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json"
+    )
+
+
+def test_codex_honours_codex_home(ctx: AgentContext, tmp_path: Path) -> None:
+    moved = AgentContext(
+        home=ctx.home, cwd=ctx.cwd, env={"CODEX_HOME": str(tmp_path / "cx")}, platform="linux"
+    )
+    assert agent_named("codex").config_path(moved) == tmp_path / "cx" / "config.toml"
+
+
+def test_detection_by_folder_or_program(ctx: AgentContext, tmp_path: Path) -> None:
+    assert not any(s.detected for s in statuses(ctx, COMMAND))
+    (ctx.home / ".codex").mkdir()
+    (ctx.home / ".cursor").mkdir()
+    (ctx.home / ".gemini" / "antigravity").mkdir(parents=True)
+    (ctx.home / ".config" / "Claude").mkdir(parents=True)
+    bin_dir = Path(ctx.env["PATH"])
+    bin_dir.mkdir()
+    for program in ("claude", "kiro"):
+        (bin_dir / program).write_text("#!/bin/sh\n")
+        (bin_dir / program).chmod(0o755)
+    assert all(s.detected for s in statuses(ctx, COMMAND))
+
+
+def test_symlinked_config_is_written_through(ctx: AgentContext, tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles" / "mcp.json"
+    _write(dotfiles, '{"mcpServers": {"a": {"command": "b"}}}')
+    link = agent_named("cursor").config_path(ctx)
+    link.parent.mkdir(parents=True)
+    link.symlink_to(dotfiles)
+    install(ctx, "cursor", COMMAND)
+    assert link.is_symlink()
+    assert "localmem" in json.loads(dotfiles.read_text())["mcpServers"]
+
+
+def test_file_modes(ctx: AgentContext) -> None:
+    codex = agent_named("codex").config_path(ctx)
+    install(ctx, "codex", COMMAND)
+    assert codex.stat().st_mode & 0o777 == 0o600  # home config starts private
+    cursor = agent_named("cursor").config_path(ctx)
+    _write(cursor, "{}")
+    cursor.chmod(0o640)
+    install(ctx, "cursor", COMMAND)
+    assert cursor.stat().st_mode & 0o777 == 0o640  # an existing file keeps its mode
+
+
+def test_unknown_agent_is_one_sentence(ctx: AgentContext) -> None:
+    with pytest.raises(InvalidInput, match="unknown agent 'vim'; choose one of: claude-code"):
+        install(ctx, "vim", COMMAND)
+
+
+def test_names_are_case_insensitive(ctx: AgentContext) -> None:
+    assert install(ctx, "Claude-Code", COMMAND).name == "claude-code"
