@@ -23,6 +23,46 @@ def cli() -> None:
 
 
 @cli.command()
+@click.option("--http", "http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8737,
+    show_default=True,
+    help="HTTP port (0 picks a free one).",
+)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="HTTP address; anything but loopback is reachable from other machines (warns).",
+)
+@click.option(
+    "--facts",
+    is_flag=True,
+    help="Add recall/remember/forget on the facts store: for clients running LOCAL models only.",
+)
+def serve(http: bool, port: int, host: str, facts: bool) -> None:
+    """Run the MCP server (stdio by default; --http for streamable HTTP with a token)."""
+    if http:
+        from localmem.mcp_http import run_http
+
+        run_http(host, port, facts=facts)
+    else:
+        from localmem.mcp_server import run_stdio
+
+        run_stdio(facts=facts)
+
+
+@cli.command()
+def snippet() -> None:
+    """Print the pointer snippet to paste into your agent's instruction file."""
+    from localmem.snippet import POINTER_SNIPPET
+
+    click.echo(POINTER_SNIPPET, nl=False)
+
+
+@cli.command()
 @click.option(
     "--install",
     "install_names",
