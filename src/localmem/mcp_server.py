@@ -51,7 +51,10 @@ ANNOTATIONS: dict[str, types.ToolAnnotations] = {
     ),
 }
 
-FAILED = "localmem could not run {name} because of an internal error; the server's stderr has the details."
+FAILED = (
+    "localmem could not run {name} because of an internal error; "
+    "the server's stderr has the details."
+)
 
 
 def tool_list(facts: bool = False) -> list[types.Tool]:
