@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from localmem.errors import Conflict, InvalidInput
+from localmem.memory.workspaces import find_root
 from localmem.paths import atomic_write
 
 SERVER_NAME = "localmem"
@@ -117,15 +118,13 @@ class AgentContext:
 
     @property
     def project_root(self) -> Path:
-        """The git repository root above the current folder, else the current folder.
+        """The git repository root above the current folder (the workspace rule's
+        `find_root`), else the current folder.
 
         Project-scoped configs (`.mcp.json`, `.cursor/mcp.json`) live there so a
         run from a subfolder still writes the file the agent reads.
         """
-        for folder in (self.cwd, *self.cwd.parents):
-            if (folder / ".git").exists():
-                return folder
-        return self.cwd
+        return find_root(self.cwd) or self.cwd
 
     def which(self, name: str) -> str | None:
         return shutil.which(name, path=self.env.get("PATH", ""))
