@@ -1,0 +1,63 @@
+"""`make demo`: a real session on a throwaway store, printed as it runs.
+
+Each step runs the installed `local-memory` command as a subprocess against a
+temporary folder (LOCAL_MEMORY_DIR), so nothing touches your own memory.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+
+def find_command(name: str) -> str:
+    """The console script next to this interpreter (the project's .venv), else on PATH."""
+    beside = Path(sys.executable).parent / name
+    found = str(beside) if beside.exists() else shutil.which(name)
+    if found is None:
+        sys.exit(f"{name} is not installed; run `make demo` from the project folder")
+    return found
+
+
+def run(env: dict[str, str], *args: str) -> None:
+    """Print the command, run it, print what it printed and its exit status."""
+    print(f"$ {shlex.join(['local-memory', *args])}")
+    done = subprocess.run(
+        [find_command("local-memory"), *args], env=env, capture_output=True, text=True
+    )
+    for line in (done.stdout + done.stderr).splitlines():
+        print(f"  {line}")
+    print(f"  (exit status {done.returncode})\n")
+
+
+def facts_part(env: dict[str, str]) -> None:
+    print("== the facts store: what local models remember about you ==\n")
+    run(env, "remember", "games", "likes puzzle games")
+    run(env, "remember", "games", "dislikes turn-based RPGs")
+    run(env, "remember", "food", "loves pasta al forno")
+    run(env, "remember", "core", "lives in Bologna")
+    run(env, "remember", "games", "likes puzzle games")  # already remembered
+    run(env, "recall", "games")
+    run(env, "forget", "games", "rpg")
+    run(env, "topics")
+    run(env, "remember", "../etc", "not a topic")  # refused: exit status 1
+    run(env, "prompt")
+
+
+def main() -> None:
+    work = tempfile.mkdtemp(prefix="localmem-demo-")
+    env = dict(os.environ, LOCAL_MEMORY_DIR=os.path.join(work, "facts"))
+    print(f"A throwaway store in {work}\n")
+    try:
+        facts_part(env)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
