@@ -80,6 +80,117 @@ def agents(install_names: tuple[str, ...], repair: bool, as_json: bool) -> None:
     run_agents(install_names, repair=repair, as_json=as_json)
 
 
+# ---- memory commands (owner: memory store; bodies in localmem.memory_cli) ------------
+
+_KINDS = click.Choice(["note", "lesson", "trace", "core", "imported"])  # model.KINDS
+_WORKSPACE_HELP = "Workspace (default: detected from the git repository root)."
+
+
+@cli.command()
+@click.argument("text")
+@click.option("-w", "--workspace", help=_WORKSPACE_HELP)
+@click.option("--kind", type=_KINDS, default="note", show_default=True, help="What it is.")
+@click.option("--source", help="Where it came from (a file, a URL, an agent name).")
+@click.option("--session-id", help="The agent session that produced it.")
+@click.option("-K", "--keyword", "keywords", multiple=True, help="A search keyword (repeatable).")
+@click.option(
+    "--supersedes", multiple=True, type=int, metavar="ID", help="A memory it corrects (repeatable)."
+)
+@click.option("--if-novel", is_flag=True, help="Skip it when it restates an existing memory.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def add(
+    text: str,
+    workspace: str | None,
+    kind: str,
+    source: str | None,
+    session_id: str | None,
+    keywords: tuple[str, ...],
+    supersedes: tuple[int, ...],
+    if_novel: bool,
+    as_json: bool,
+) -> None:
+    """Remember TEXT (`-` reads it from stdin)."""
+    from localmem.memory_cli import run_add
+
+    run_add(
+        text,
+        workspace=workspace,
+        kind=kind,
+        source=source,
+        session_id=session_id,
+        keywords=keywords,
+        supersedes=supersedes,
+        if_novel=if_novel,
+        as_json=as_json,
+    )
+
+
+@cli.command()
+@click.argument("query")
+@click.option("-w", "--workspace", help=_WORKSPACE_HELP)
+@click.option("--all", "every", is_flag=True, help="Search every workspace.")
+@click.option("-k", type=click.IntRange(1, 20), default=5, show_default=True, help="Results.")
+@click.option("--kind", type=_KINDS, help="Only memories of this kind.")
+@click.option("--context", is_flag=True, help="One line per hit for a prompt hook; no core.")
+@click.option("--context-fallback", is_flag=True, help="With --context: keep weak hits too.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def search(
+    query: str,
+    workspace: str | None,
+    every: bool,
+    k: int,
+    kind: str | None,
+    context: bool,
+    context_fallback: bool,
+    as_json: bool,
+) -> None:
+    """Recall memories matching QUERY (this workspace and global, or --all)."""
+    from localmem.memory_cli import run_search
+
+    run_search(
+        query,
+        workspace=workspace,
+        every=every,
+        k=k,
+        kind=kind,
+        context=context or context_fallback,
+        context_fallback=context_fallback,
+        as_json=as_json,
+    )
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def stats(as_json: bool) -> None:
+    """Counts by workspace and kind, database size, core usage, warnings."""
+    from localmem.memory_cli import run_stats
+
+    run_stats(as_json)
+
+
+@cli.command()
+@click.argument("memory_id", metavar="ID", type=int)
+@click.option("--dry-run", is_flag=True, help="Show what would be removed; remove nothing.")
+@click.option("--yes", is_flag=True, help="Do not ask (required without a terminal).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def forget(memory_id: int, dry_run: bool, yes: bool, as_json: bool) -> None:
+    """Delete one memory with its index entries and unused entities."""
+    from localmem.memory_cli import run_forget
+
+    run_forget(memory_id, dry_run=dry_run, yes=yes, as_json=as_json)
+
+
+@cli.command()
+@click.argument("memory_id", metavar="ID", type=int)
+@click.option("--kind", type=_KINDS, default="lesson", show_default=True, help="The new kind.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def promote(memory_id: int, kind: str, as_json: bool) -> None:
+    """Change a memory's kind (safe to repeat)."""
+    from localmem.memory_cli import run_promote
+
+    run_promote(memory_id, kind=kind, as_json=as_json)
+
+
 def main() -> None:
     try:
         cli.main(standalone_mode=False)

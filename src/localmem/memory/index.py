@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterable
 
 from localmem.memory import tokens
+
+TYPE_CHECKING = False  # typing itself is too dear for the prompt-hook path
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 MAX_ENTITIES = 16
 _BACKTICK = re.compile(r"`([^`\n]{2,64})`")

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from localmem.errors import Conflict, InvalidInput
-from localmem.memory import index, recall, rows, workspaces
+from localmem.memory import index, lookup, recall, rows, workspaces
 from localmem.memory.model import (
     CORE_TOKEN_CAP,
     GLOBAL,
@@ -119,7 +119,7 @@ def stats(conn: sqlite3.Connection, path: Path) -> Stats:
         core_rows = conn.execute(
             "SELECT content FROM memories WHERE kind = 'core' AND superseded_by IS NULL"
         ).fetchall()
-        core_tokens = sum(recall.core_cost_text(str(row[0])) for row in core_rows)
+        core_tokens = sum(lookup.core_cost(str(row[0])) for row in core_rows)
         queue = int(conn.execute("SELECT COUNT(*) FROM near_duplicates").fetchone()[0])
         pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
         page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])

@@ -10,16 +10,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+from localmem.memory.names import ALL as ALL
+from localmem.memory.names import CORE_TOKEN_CAP as CORE_TOKEN_CAP
+from localmem.memory.names import GLOBAL as GLOBAL
+
 Kind = Literal["note", "lesson", "trace", "core", "imported"]
 KINDS: tuple[Kind, ...] = ("note", "lesson", "trace", "core", "imported")
-
-GLOBAL = "global"  # the shared tier every workspace reads
-ALL = "all"  # on search: every workspace; never a workspace to write
 
 MAX_CONTENT_BYTES = 1024 * 1024
 MAX_KEYWORDS = 20
 MAX_KEYWORD_CHARS = 64
-CORE_TOKEN_CAP = 400  # estimated tokens of the core block pushed with every recall
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,12 @@ First ranking:
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 
 from localmem.memory import index, tokens
-from localmem.memory.model import Stage
+
+TYPE_CHECKING = False  # the prompt-hook path ranks too: no typing/dataclasses at run time
+if TYPE_CHECKING:
+    from localmem.memory.model import Stage
 
 MAX_QUERY_TERMS = 32
 KEYWORD_WEIGHT = 0.4
@@ -31,12 +33,19 @@ CANDIDATE_FACTOR = 4  # rank this many times k by BM25, then re-score by coverag
 MIN_CANDIDATES = 20
 
 
-@dataclass(frozen=True)
 class Candidate:
-    id: int
-    score: float
-    stage: Stage
-    coverage: float
+    """One scored memory id and the stage that found it."""
+
+    __slots__ = ("id", "score", "stage", "coverage")
+
+    def __init__(self, id: int, score: float, stage: Stage, coverage: float) -> None:
+        self.id = id
+        self.score = score
+        self.stage: Stage = stage
+        self.coverage = coverage
+
+    def __repr__(self) -> str:
+        return f"Candidate({self.id}, {self.score:.4f}, {self.stage}, {self.coverage:.2f})"
 
 
 def query_terms(query: str) -> list[str]:

@@ -11,12 +11,10 @@ from datetime import datetime, timezone
 from typing import Any, cast
 
 from localmem.errors import NotFound
+from localmem.memory.lookup import COLUMNS
 from localmem.memory.model import Kind, Memory
 
-COLUMNS = (
-    "id, content, workspace, kind, keywords, source, session_id, seen_count, "
-    "recalled_count, last_recalled_at, superseded_by, created_at, updated_at"
-)
+__all__ = ["COLUMNS", "fetch", "fetch_many", "live_correction", "to_memory"]
 
 
 def parse_time(text: str) -> datetime:

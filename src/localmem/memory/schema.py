@@ -13,16 +13,19 @@ Never edit a released step: append a new one.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
-from pathlib import Path
 
-from localmem import paths
 from localmem.errors import StoreUnavailable
 from localmem.memory import tokens
+
+TYPE_CHECKING = False  # the prompt-hook path opens the database through here: no typing
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from datetime import datetime
+    from types import TracebackType
+
+    StrPath = str | os.PathLike[str]
 
 BUSY_TIMEOUT_MS = 15_000  # writers wait this long for each other instead of failing
 
@@ -112,9 +115,7 @@ def _m2_tracking(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE memories ADD COLUMN last_recalled_at TEXT")
 
 
-Migration = tuple[int, str, Callable[[sqlite3.Connection], None]]
-
-MIGRATIONS: tuple[Migration, ...] = (
+MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], None]], ...] = (
     (1, "initial schema", _m1_initial),
     (2, "recall tracking columns", _m2_tracking),
 )
@@ -123,19 +124,33 @@ LATEST = MIGRATIONS[-1][0]
 
 def utc_text(moment: datetime) -> str:
     """How a time is stored: RFC 3339 UTC with microseconds, sortable as text."""
+    from datetime import timezone
+
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def missing_database(path: Path) -> StoreUnavailable:
+def utc_text_now() -> str:
+    """`utc_text` of the wall clock without importing datetime (the hook path's tracking)."""
+    import time
+
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z"
+
+
+def missing_database(path: StrPath) -> StoreUnavailable:
     return StoreUnavailable(
         f"There is no memory database yet at {path}; run `localmem init` or store a "
         "first memory with `localmem add TEXT` to create it."
     )
 
 
-def _create_private_file(path: Path) -> None:
+def _create_private_file(path: StrPath) -> None:
     """Make an empty 0600 file so SQLite (and its -wal/-shm sidecars) inherit the mode."""
-    paths.ensure_private_dir(path.parent)
+    from pathlib import Path
+
+    from localmem import paths
+
+    paths.ensure_private_dir(Path(path).parent)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, paths.FILE_MODE)
     except FileExistsError:
@@ -146,9 +161,9 @@ def _create_private_file(path: Path) -> None:
         os.close(fd)
 
 
-def connect(path: Path, *, create: bool) -> sqlite3.Connection:
+def connect(path: StrPath, *, create: bool) -> sqlite3.Connection:
     """Open the database at `path`, creating it only when `create`, migrated to LATEST."""
-    if not path.exists():
+    if not os.path.exists(path):
         if not create:
             raise missing_database(path)
         try:
@@ -160,7 +175,10 @@ def connect(path: Path, *, create: bool) -> sqlite3.Connection:
             ) from error
     try:
         conn = sqlite3.connect(
-            str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+            os.fspath(path),
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            check_same_thread=False,
         )
     except sqlite3.Error as error:
         raise StoreUnavailable(
@@ -189,17 +207,25 @@ def connect(path: Path, *, create: bool) -> sqlite3.Connection:
     return conn
 
 
-@contextlib.contextmanager
-def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+class write_transaction:  # noqa: N801 (used like a function: `with write_transaction(conn):`)
     """BEGIN IMMEDIATE ... COMMIT: take the write lock up front so a writer that has
-    read never has to upgrade (the upgrade is where "database is locked" comes from)."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+    read never has to upgrade (the upgrade is where "database is locked" comes from).
+    A plain class, not contextlib: this module is on the prompt-hook path."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.conn.execute("ROLLBACK" if exc_type is not None else "COMMIT")
 
 
 def migrate(conn: sqlite3.Connection, target: int = LATEST) -> int:
@@ -218,7 +244,7 @@ def migrate(conn: sqlite3.Connection, target: int = LATEST) -> int:
                 step(conn)
                 conn.execute(
                     "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
-                    (number, name, utc_text(datetime.now(timezone.utc))),
+                    (number, name, utc_text_now()),
                 )
                 conn.execute(f"PRAGMA user_version = {int(number)}")
                 current = number

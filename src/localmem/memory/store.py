@@ -22,7 +22,7 @@ from pathlib import Path
 from types import TracebackType
 
 from localmem import paths
-from localmem.memory import manage, recall, rows, schema, workspaces, write
+from localmem.memory import lookup, manage, recall, rows, schema, workspaces, write
 from localmem.memory.model import (
     AddResult,
     ForgetResult,
@@ -112,8 +112,17 @@ class Store:
             self._flush_tracking()
         return result
 
+    def record_recall(self, ids: Iterable[int]) -> None:
+        """Count rows a surface showed from a `track=False` search (the hook's lines),
+        unless LOCALMEM_NO_TRACKING is set."""
+        if not tracking_enabled():
+            return
+        for memory_id in ids:
+            self._pending[memory_id] = self._pending.get(memory_id, 0) + 1
+        self._flush_tracking()
+
     def _flush_tracking(self) -> None:
-        if self._pending and recall.track(self._conn, self._pending, schema.utc_text(self.now())):
+        if self._pending and lookup.track(self._conn, self._pending, schema.utc_text(self.now())):
             self._pending = {}
 
     def get(self, id: int) -> Memory:

@@ -12,16 +12,18 @@ query builder, duplicate detection and the overlap gate agree exactly:
 - `overlap()`: Jaccard similarity of two texts' meaningful tokens.
 - `estimate_tokens()`: the rough model-token count used by the core cap.
 
-Standard library only; `re` and `unicodedata` are imported lazily by callers
-that reach here, never by the package root.
+Cheap to import (`re` and `unicodedata` only): the prompt hook's fast
+`search --context` path runs through here.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
-from collections.abc import Iterable
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing costs the hook path
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 # Bump when `tokens()` changes: the schema code rebuilds the index on a mismatch,
 # because the contentless index can only delete rows it can re-tokenize identically.
@@ -64,6 +66,8 @@ def duplicate_key(text: str) -> str:
 
 def duplicate_hash(text: str) -> int:
     """A signed 64-bit hash of `duplicate_key(text)`, compact enough to index."""
+    import hashlib  # only the write path needs it
+
     digest = hashlib.blake2b(duplicate_key(text).encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True)
 
@@ -92,9 +96,7 @@ def stem(word: str) -> str:
 
 
 # Compared against stemmed tokens, so the stems of the stopwords are stopwords too.
-STOPWORDS = frozenset(
-    {*_STOPWORD_TEXT.split(), *(stem(word) for word in _STOPWORD_TEXT.split())}
-)
+STOPWORDS = frozenset({*_STOPWORD_TEXT.split(), *(stem(word) for word in _STOPWORD_TEXT.split())})
 
 
 def _cjk_bigrams(run: str) -> list[str]:

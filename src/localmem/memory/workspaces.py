@@ -16,38 +16,40 @@ the shared tier as its own.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
-from datetime import datetime, timezone
-from pathlib import Path
 
 from localmem.errors import InvalidInput
-from localmem.memory.model import ALL, GLOBAL
+from localmem.memory.names import ALL, GLOBAL
+
+TYPE_CHECKING = False  # cheap on purpose: the prompt-hook path resolves workspaces too
+if TYPE_CHECKING:
+    StrPath = str | os.PathLike[str]
 
 RESERVED = frozenset({GLOBAL, ALL})
 MAX_NAME_CHARS = 100
 
 
-def find_root(cwd: Path) -> Path | None:
+def find_root(cwd: StrPath) -> str | None:
     """The nearest folder at or above `cwd` holding `.git` (a folder or a worktree file)."""
-    current = cwd.absolute()
+    current = os.path.abspath(cwd)
     while True:
-        if (current / ".git").exists():
+        if os.path.exists(os.path.join(current, ".git")):
             return current
-        if current.parent == current:
+        parent = os.path.dirname(current)
+        if parent == current:
             return None
-        current = current.parent
+        current = parent
 
 
-def detect_root(cwd: Path) -> Path | None:
+def detect_root(cwd: StrPath) -> str | None:
     """The folder that names the workspace, or None for the global tier."""
     root = find_root(cwd)
     if root is not None:
         return root
-    here = cwd.absolute()
-    home = Path(os.environ.get("HOME") or Path.home()).absolute()
-    if here == home or here.parent == here:
+    here = os.path.abspath(cwd)
+    home = os.path.abspath(os.path.expanduser("~"))
+    if here == home or os.path.dirname(here) == here:
         return None
     return here
 
@@ -69,15 +71,17 @@ def check_name(name: str, *, for_write: bool) -> str:
     return cleaned
 
 
-def _hashed(folder_name: str, root: Path) -> str:
-    digest = hashlib.sha256(str(root).encode("utf-8", "surrogatepass")).hexdigest()[:6]
+def _hashed(folder_name: str, root: str) -> str:
+    import hashlib
+
+    digest = hashlib.sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:6]
     return f"{folder_name}-{digest}"
 
 
-def name_for_root(conn: sqlite3.Connection | None, root: Path) -> tuple[str, bool]:
+def name_for_root(conn: sqlite3.Connection | None, root: str) -> tuple[str, bool]:
     """The name of `root` and whether it is already registered (read-only)."""
-    key = str(root)
-    folder = root.name or "root"
+    key = root
+    folder = os.path.basename(root) or "root"
     if conn is not None:
         row = conn.execute("SELECT name FROM workspaces WHERE root = ?", (key,)).fetchone()
         if row is not None:
@@ -97,7 +101,7 @@ def name_for_root(conn: sqlite3.Connection | None, root: Path) -> tuple[str, boo
 
 def resolve_workspace(
     name: str | None,
-    cwd: Path,
+    cwd: StrPath,
     connection: sqlite3.Connection | None = None,
     *,
     for_write: bool = False,
@@ -116,14 +120,14 @@ def resolve_workspace(
         return GLOBAL
     resolved, registered = name_for_root(connection, root)
     if for_write and connection is not None and not registered:
-        from localmem.memory.schema import utc_text, write_transaction
+        from localmem.memory.schema import utc_text_now, write_transaction
 
         with write_transaction(connection):
-            resolved = register_root(connection, root, utc_text(datetime.now(timezone.utc)))
+            resolved = register_root(connection, root, utc_text_now())
     return resolved
 
 
-def register_root(conn: sqlite3.Connection, root: Path, when: str) -> str:
+def register_root(conn: sqlite3.Connection, root: str, when: str) -> str:
     """Record `root` under its name (inside the caller's write transaction)."""
     name, registered = name_for_root(conn, root)
     if not registered:
@@ -131,11 +135,11 @@ def register_root(conn: sqlite3.Connection, root: Path, when: str) -> str:
         if existing is None:
             conn.execute(
                 "INSERT INTO workspaces(name, root, created_at) VALUES (?, ?, ?)",
-                (name, str(root), when),
+                (name, root, when),
             )
         else:
             # The name was first used with -w (no root): this repository adopts it.
-            conn.execute("UPDATE workspaces SET root = ? WHERE name = ?", (str(root), name))
+            conn.execute("UPDATE workspaces SET root = ? WHERE name = ?", (root, name))
     return name
 
 
