@@ -51,10 +51,14 @@ def main() -> None:
         build_store(folder)
         env = dict(os.environ, LOCAL_MEMORY_DIR=folder)
         # An installed package has its .pyc files (pip compiles them); measure that case
-        # unless asked otherwise, since PYTHONDONTWRITEBYTECODE makes every run compile.
+        # unless asked otherwise. A private cache folder keeps both modes honest whatever
+        # the source tree's __pycache__ holds: --no-pyc finds none there and writes none.
         cached = "--no-pyc" not in sys.argv
+        env["PYTHONPYCACHEPREFIX"] = os.path.join(work, "pycache")
         if cached:
             env.pop("PYTHONDONTWRITEBYTECODE", None)
+        else:
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
         prompt_cmd, baseline_cmd = [script, "prompt"], [python, "-c", "pass"]
         for _ in range(5):  # warm the page cache and the .pyc files
             timed(prompt_cmd, env)
