@@ -191,6 +191,56 @@ def promote(memory_id: int, kind: str, as_json: bool) -> None:
     run_promote(memory_id, kind=kind, as_json=as_json)
 
 
+# ---- onboarding commands (owner: agent onboarding; bodies in localmem.onboarding_cli) -
+
+
+@cli.command()
+@click.option("--yes", is_flag=True, help="Register every detected agent without asking.")
+@click.option("--import-all", is_flag=True, help="Import every instruction file found.")
+@click.option("-w", "--workspace", help="Workspace for imported files (default: their repository).")
+def init(yes: bool, import_all: bool, workspace: str | None) -> None:
+    """Set localmem up: database, agents, instruction files, pointer snippet, self-check.
+
+    Asks before each change (default no) on a terminal; without one it prints
+    the plan and writes nothing unless --yes / --import-all answer. Safe to re-run.
+    """
+    from localmem.onboarding_cli import run_init
+
+    run_init(yes=yes, import_all=import_all, workspace=workspace)
+
+
+@cli.command("import")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("-w", "--workspace", help="Workspace (default: the file's repository, else global).")
+@click.option("--whole-file", is_flag=True, help="Keep each file as one memory.")
+@click.option("--dry-run", is_flag=True, help="Show what would be imported; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def import_command(
+    paths: tuple[str, ...], workspace: str | None, whole_file: bool, dry_run: bool, as_json: bool
+) -> None:
+    """Turn instruction files (CLAUDE.md, AGENTS.md, steering files) into memories.
+
+    One memory per section or bullet; a folder stands for its .md files. The
+    files are never edited; re-importing an unchanged file adds nothing.
+    """
+    from localmem.onboarding_cli import run_import
+
+    run_import(paths, workspace, whole_file, dry_run, as_json)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def benchmark(paths: tuple[str, ...], as_json: bool) -> None:
+    """Tokens your instruction files push every session vs localmem's fixed cost (estimates).
+
+    Without PATHs, the instruction files your agents load here are found.
+    """
+    from localmem.onboarding_cli import run_benchmark
+
+    run_benchmark(paths, as_json)
+
+
 def main() -> None:
     try:
         cli.main(standalone_mode=False)

@@ -124,7 +124,8 @@ class AgentContext:
         Project-scoped configs (`.mcp.json`, `.cursor/mcp.json`) live there so a
         run from a subfolder still writes the file the agent reads.
         """
-        return find_root(self.cwd) or self.cwd
+        root = find_root(self.cwd)
+        return Path(root) if root is not None else self.cwd
 
     def which(self, name: str) -> str | None:
         return shutil.which(name, path=self.env.get("PATH", ""))
