@@ -62,6 +62,30 @@ def snippet() -> None:
     click.echo(POINTER_SNIPPET, nl=False)
 
 
+@cli.command("eval")
+@click.option(
+    "--fixture",
+    "fixtures",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Run this fixture instead of the bundled ones (repeatable).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
+@click.option(
+    "--write-baseline",
+    is_flag=True,
+    help="Developers: rewrite the pinned baseline of the bundled fixtures (see docs/eval.md).",
+)
+def eval_command(fixtures: tuple[str, ...], as_json: bool, write_baseline: bool) -> None:
+    """Measure recall quality on a throwaway database (never your own).
+
+    By default both bundled fixtures run: peer-bilingual-v1 and conversational-v1.
+    """
+    from localmem.evaluate import command
+
+    command(fixtures, as_json=as_json, write_baseline=write_baseline)
+
+
 @cli.command()
 @click.option(
     "--install",

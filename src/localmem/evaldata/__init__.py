@@ -1,0 +1,1 @@
+"""The bundled eval fixtures (JSON files next to this one) and the reader that checks them."""
