@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from localmem.memory.workspaces import find_root
@@ -91,13 +91,17 @@ def find_instruction_files(
     """The instruction files the agents would load in `cwd`: the repository's, then the user's."""
     env = os.environ if env is None else env
     found: list[InstructionFile] = []
-    seen: set[Path] = set()
+    seen: dict[Path, int] = {}
 
     def add(path: Path, agents: tuple[str, ...], scope: str) -> None:
         key = path.resolve()
-        if key in seen:
+        if key in seen:  # one file under two names (AGENTS.md -> CLAUDE.md): counted once
+            index = seen[key]
+            known = found[index]
+            merged = known.agents + tuple(a for a in agents if a not in known.agents)
+            found[index] = replace(known, agents=merged)
             return
-        seen.add(key)
+        seen[key] = len(found)
         found.append(InstructionFile(path, agents, scope, always_loaded(path, _read(path))))
 
     root_text = find_root(cwd)

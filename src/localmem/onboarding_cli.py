@@ -91,7 +91,8 @@ def _import_json(report: ImportReport) -> dict[str, object]:
 def _echo_import(report: ImportReport) -> None:
     verb = "would add" if report.dry_run else "added"
     for f in report.files:
-        parts = [f"{f.pieces} sections and bullets", f"{verb} {f.added}"]
+        pieces = "1 section or bullet" if f.pieces == 1 else f"{f.pieces} sections and bullets"
+        parts = [pieces, f"{verb} {f.added}"]
         if f.merged:
             parts.append(f"{f.merged} already stored elsewhere (seen count raised)")
         if f.unchanged:
@@ -239,9 +240,17 @@ def _init_agents(state: _Init) -> None:
         command, refusal = localmem_command(refuse_throwaway=False), str(error)
     found = statuses(ctx, command)
     detected = [s for s in found if s.detected]
+    in_repository = workspaces.find_root(ctx.cwd) is not None
     click.echo(f"agents detected: {', '.join(s.name for s in detected) or 'none'}")
     for status in detected:
         where = status.config_path
+        if status.scope == "project" and not in_repository and status.state == "not_registered":
+            # Its config belongs to one repository; a file here would serve only this folder.
+            click.echo(
+                f"  {status.name}: configured per repository; run `localmem init` (or "
+                f"`localmem agents --install {status.name}`) inside one"
+            )
+            continue
         if status.state == "registered":
             click.echo(f"  {status.name}: already registered in {where}")
             continue
@@ -309,6 +318,11 @@ def _init_import(state: _Init, db: bool) -> None:
         click.echo(
             f"  {item.path}: {f.added} added, {f.unchanged} unchanged "
             f"(workspace {f.workspace}); the file itself is untouched"
+        )
+    if state.imported:
+        click.echo(
+            "  The files are still pushed into every session; once the memories serve you, "
+            "they can shrink to the pointer snippet (`localmem benchmark` shows the cost)."
         )
 
 

@@ -208,3 +208,16 @@ def test_init_asks_on_a_terminal(repo: Path, env: dict[str, str], isolated_home:
     assert (isolated_home / ".kiro" / "settings" / "mcp.json").exists()
     assert not (repo / ".cursor" / "mcp.json").exists()
     assert "2 added" in text and "self-check: recall in workspace payments works" in text
+
+
+def test_init_outside_a_repository_leaves_project_agents_alone(
+    tmp_path: Path, env: dict[str, str], isolated_home: Path
+) -> None:
+    (isolated_home / ".claude").mkdir()
+    folder = tmp_path / "scratch"
+    folder.mkdir()
+    done = run(["init", "--yes"], folder, env)
+    assert done.returncode == 0, done.stderr
+    assert "claude-code: configured per repository" in done.stdout
+    assert not (folder / ".mcp.json").exists()
+    assert not (isolated_home / ".claude.json").exists()
