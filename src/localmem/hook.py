@@ -113,8 +113,7 @@ def run(argv: list[str]) -> int | None:
         else:
             scope = workspaces.resolve_workspace(options.workspace, os.getcwd(), conn)
         names = lookup.scope_names(scope)
-        conn.execute("BEGIN")
-        try:
+        with schema.read_snapshot(conn):
             kept, _dropped, _total = lookup.core_rows(conn, names)
             found = lookup.ranked(
                 conn,
@@ -124,8 +123,6 @@ def run(argv: list[str]) -> int | None:
                 kind=None,
                 exclude={row[lookup.ID] for row in kept},
             )
-        finally:
-            conn.execute("COMMIT")
         shown = [
             (row[lookup.WORKSPACE], row[lookup.CONTENT], row[lookup.ID], stage != "match")
             for row, _score, stage in found

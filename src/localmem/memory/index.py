@@ -48,6 +48,13 @@ def _values(content: str, keywords: Iterable[str], workspace_id: int) -> tuple[s
     )
 
 
+def doc_terms(content: str, keywords: Iterable[str]) -> set[str]:
+    """The distinct meaningful terms a memory is found by (content and keywords)."""
+    found = set(tokens.meaningful(content))
+    found.update(tokens.meaningful(" ".join(keywords)))
+    return found
+
+
 def add_terms(
     conn: sqlite3.Connection,
     memory_id: int,
@@ -55,9 +62,15 @@ def add_terms(
     keywords: Iterable[str],
     workspace_id: int,
 ) -> None:
+    """Index a memory: its FTS entry and the document frequency of its terms."""
+    words = list(keywords)
     conn.execute(
         "INSERT INTO memories_fts(rowid, body, kw, ws) VALUES (?, ?, ?, ?)",
-        (memory_id, *_values(content, keywords, workspace_id)),
+        (memory_id, *_values(content, words, workspace_id)),
+    )
+    conn.executemany(
+        "INSERT INTO term_df(term, df) VALUES (?, 1) ON CONFLICT(term) DO UPDATE SET df = df + 1",
+        [(term,) for term in doc_terms(content, words)],
     )
 
 
@@ -68,10 +81,15 @@ def remove_terms(
     keywords: Iterable[str],
     workspace_id: int,
 ) -> None:
+    """Undo `add_terms` for the same values."""
+    words = list(keywords)
     conn.execute(
         "INSERT INTO memories_fts(memories_fts, rowid, body, kw, ws) VALUES ('delete', ?, ?, ?, ?)",
-        (memory_id, *_values(content, keywords, workspace_id)),
+        (memory_id, *_values(content, words, workspace_id)),
     )
+    gone = [(term,) for term in doc_terms(content, words)]
+    conn.executemany("UPDATE term_df SET df = df - 1 WHERE term = ?", gone)
+    conn.executemany("DELETE FROM term_df WHERE term = ? AND df <= 0", gone)
 
 
 def entity_names(content: str) -> list[str]:
@@ -120,12 +138,17 @@ def ensure_current(conn: sqlite3.Connection) -> None:
     if row is not None and row[0] == str(tokens.TOKENIZER_VERSION):
         return
     conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('delete-all')")
+    conn.execute("DELETE FROM term_df")
     rows = conn.execute(
         "SELECT m.id, m.content, m.keywords, w.id FROM memories AS m "
         "JOIN workspaces AS w ON w.name = m.workspace"
     ).fetchall()
     for memory_id, content, keywords, ws_id in rows:
         add_terms(conn, memory_id, content, keywords.split("\n") if keywords else [], ws_id)
+        conn.execute(
+            "UPDATE memories SET terms = ? WHERE id = ?",
+            (" ".join(tokens.meaningful(content)), memory_id),
+        )
     conn.execute(
         "INSERT OR REPLACE INTO meta(key, value) VALUES ('tokenizer_version', ?)",
         (str(tokens.TOKENIZER_VERSION),),

@@ -57,25 +57,33 @@ def core_rows(conn: sqlite3.Connection, names: list[str] | None) -> tuple[list[R
     """(kept rows oldest first, rows dropped by the cap, estimated tokens of all of them)."""
     scope = [GLOBAL] if names is None else names
     marks = ",".join("?" * len(scope))
+    # Sizes first, text only for the rows that fit: a long core list costs little.
     found = conn.execute(
-        f"SELECT {COLUMNS} FROM memories WHERE kind = 'core' AND workspace IN ({marks}) "
+        f"SELECT id, length(content) FROM memories WHERE kind = 'core' AND workspace IN ({marks}) "
         "AND superseded_by IS NULL ORDER BY created_at DESC, id DESC",
         scope,
     ).fetchall()
-    kept: list[Row] = []
+    kept: list[int] = []
     used = 0
     total = 0
     full = False
-    for row in found:
-        cost = core_cost(row[CONTENT])
+    for memory_id, length in found:
+        cost = tokens.estimate_tokens_of_length(int(length)) + 1
         total += cost
         if not full and used + cost <= CORE_TOKEN_CAP:
-            kept.append(row)
+            kept.append(int(memory_id))
             used += cost
         else:
             full = True  # whole rows, oldest dropped first: nothing older squeezes in
-    kept.reverse()
-    return kept, len(found) - len(kept), total
+    if not kept:
+        return [], len(found), total
+    by_id = {
+        row[ID]: row
+        for row in conn.execute(
+            f"SELECT {COLUMNS} FROM memories WHERE id IN ({','.join('?' * len(kept))})", kept
+        )
+    }
+    return [by_id[i] for i in reversed(kept)], len(found) - len(kept), total
 
 
 def correction_chain(conn: sqlite3.Connection, memory_id: int) -> list[int]:
@@ -129,11 +137,7 @@ def ranked(
 ) -> list[tuple[Row, float, str]]:
     """The best `k` (row, score, stage) for `query`, supersede order applied."""
     ws_ids = None if names is None else workspaces.existing_ids(conn, names)
-    found = [
-        c
-        for c in ranking.rank(conn, query, ws_ids=ws_ids, kind=kind, limit=k + len(exclude))
-        if c.id not in exclude
-    ]
+    found = ranking.rank(conn, query, ws_ids=ws_ids, kind=kind, limit=k, exclude=exclude)
     if not found:
         return []
     marks = ",".join("?" * len(found))
@@ -160,6 +164,13 @@ def track(conn: sqlite3.Connection, counts: dict[int, int], when: str) -> bool:
     """
     if not counts:
         return True
+    rows = [(n, when, memory_id) for memory_id, n in counts.items()]
+    update = (
+        "UPDATE memories SET recalled_count = recalled_count + ?, last_recalled_at = ? WHERE id = ?"
+    )
+    if conn.in_transaction:  # inside the caller's write transaction: part of it
+        conn.executemany(update, rows)
+        return True
     from localmem.memory.schema import BUSY_TIMEOUT_MS
 
     conn.execute(f"PRAGMA busy_timeout = {TRACK_BUSY_MS}")
@@ -169,11 +180,7 @@ def track(conn: sqlite3.Connection, counts: dict[int, int], when: str) -> bool:
         except sqlite3.OperationalError:
             return False
         try:
-            conn.executemany(
-                "UPDATE memories SET recalled_count = recalled_count + ?, last_recalled_at = ? "
-                "WHERE id = ?",
-                [(n, when, memory_id) for memory_id, n in counts.items()],
-            )
+            conn.executemany(update, rows)
             conn.execute("COMMIT")
         except sqlite3.OperationalError:
             conn.execute("ROLLBACK")

@@ -24,7 +24,7 @@ from localmem.memory.model import (
     Stats,
     WorkspaceCount,
 )
-from localmem.memory.schema import utc_text, write_transaction
+from localmem.memory.schema import read_snapshot, utc_text, write_transaction
 from localmem.memory.write import check_kind
 
 
@@ -107,8 +107,7 @@ def promote(
 
 
 def stats(conn: sqlite3.Connection, path: Path) -> Stats:
-    conn.execute("BEGIN")
-    try:
+    with read_snapshot(conn):
         counts = tuple(
             WorkspaceCount(str(ws), kind, int(n))
             for ws, kind, n in conn.execute(
@@ -135,8 +134,6 @@ def stats(conn: sqlite3.Connection, path: Path) -> Stats:
             warning = _core_warning(conn, ws)
             if warning is not None:
                 warnings.append(warning)
-    finally:
-        conn.execute("COMMIT")
     return Stats(
         path=str(path),
         size_bytes=pages * page_size,

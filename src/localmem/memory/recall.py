@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from localmem.errors import InvalidInput
 from localmem.memory import lookup, ranking, rows, workspaces
 from localmem.memory.model import GLOBAL, KINDS, Hit, Memory, Neighbor, Recall
+from localmem.memory.schema import read_snapshot
 
 MAX_QUERY_CHARS = 10_000
 RELATED_PER_HIT = 2
@@ -122,8 +123,7 @@ def recall(
     text, k, kind = check_query(query, k, kind)
     scope = workspaces.check_name(workspace, for_write=False)
     names = lookup.scope_names(scope)
-    conn.execute("BEGIN")  # one snapshot for the whole recall
-    try:
+    with read_snapshot(conn):  # one snapshot for the whole recall
         block = core_block(conn, names)
         in_block = {m.id for m in block.rows}
         found = lookup.ranked(conn, text, names, k=k, kind=kind, exclude=in_block)
@@ -144,6 +144,4 @@ def recall(
             message = _nothing_message(conn, text, scope, names)
         elif all(h.weak for h in hits):
             message = WEAK_ONLY
-    finally:
-        conn.execute("COMMIT")
     return Recall(text, scope, tuple(hits), block.rows, block.dropped, message)

@@ -53,6 +53,7 @@ def _m1_initial(conn: sqlite3.Connection) -> None:
             workspace TEXT NOT NULL,
             kind TEXT NOT NULL,
             keywords TEXT NOT NULL DEFAULT '',
+            terms TEXT NOT NULL DEFAULT '',
             source TEXT,
             session_id TEXT,
             seen_count INTEGER NOT NULL DEFAULT 1,
@@ -71,6 +72,10 @@ def _m1_initial(conn: sqlite3.Connection) -> None:
         CREATE VIRTUAL TABLE memories_fts USING fts5(
             body, kw, ws, content='', tokenize='unicode61 remove_diacritics 0'
         );
+
+        -- Document frequency of each index term: the ranking queries only the
+        -- rarer terms, so a search costs the same at 1k and at 100k memories.
+        CREATE TABLE term_df (term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
 
         CREATE TABLE workspaces (
             id INTEGER PRIMARY KEY,
@@ -210,13 +215,18 @@ def connect(path: StrPath, *, create: bool) -> sqlite3.Connection:
 class write_transaction:  # noqa: N801 (used like a function: `with write_transaction(conn):`)
     """BEGIN IMMEDIATE ... COMMIT: take the write lock up front so a writer that has
     read never has to upgrade (the upgrade is where "database is locked" comes from).
+
+    Inside an open transaction (a bulk load, an import) it becomes a savepoint, so
+    the same write code runs one-per-transaction or many-per-transaction.
     A plain class, not contextlib: this module is on the prompt-hook path."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
+        self.nested = False
 
     def __enter__(self) -> sqlite3.Connection:
-        self.conn.execute("BEGIN IMMEDIATE")
+        self.nested = self.conn.in_transaction
+        self.conn.execute("SAVEPOINT localmem_write" if self.nested else "BEGIN IMMEDIATE")
         return self.conn
 
     def __exit__(
@@ -225,7 +235,36 @@ class write_transaction:  # noqa: N801 (used like a function: `with write_transa
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.conn.execute("ROLLBACK" if exc_type is not None else "COMMIT")
+        if self.nested:
+            if exc_type is not None:
+                self.conn.execute("ROLLBACK TO localmem_write")
+            self.conn.execute("RELEASE localmem_write")
+        else:
+            self.conn.execute("ROLLBACK" if exc_type is not None else "COMMIT")
+
+
+class read_snapshot:  # noqa: N801 (used like a function)
+    """One consistent snapshot for several SELECTs (no lock taken, writers go on);
+    inside a caller's transaction it simply reads that transaction's view."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.owned = False
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.owned = not self.conn.in_transaction
+        if self.owned:
+            self.conn.execute("BEGIN")
+        return self.conn
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.owned:
+            self.conn.execute("COMMIT")
 
 
 def migrate(conn: sqlite3.Connection, target: int = LATEST) -> int:

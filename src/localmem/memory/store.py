@@ -53,6 +53,8 @@ class Store:
         self._clock = clock
         # Recall counts that met a busy write lock, retried on the next recall or close.
         self._pending: dict[int, int] = {}
+        # A change made inside a caller's transaction, mirrored once it is over (on close).
+        self._unmirrored: str | None = None
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -78,7 +80,7 @@ class Store:
         if_novel: bool = False,
     ) -> AddResult:
         """Remember `content` (section 5, "Writing")."""
-        return write.add(
+        result = write.add(
             self._conn,
             self.now(),
             content,
@@ -90,6 +92,9 @@ class Store:
             supersedes=supersedes,
             if_novel=if_novel,
         )
+        if result.status != "skipped":
+            self.changed(f"add {result.id}")
+        return result
 
     def search(
         self,
@@ -125,17 +130,39 @@ class Store:
         if self._pending and lookup.track(self._conn, self._pending, schema.utc_text(self.now())):
             self._pending = {}
 
+    def transaction(self) -> schema.write_transaction:
+        """One write transaction around several calls (`with store.transaction(): ...`):
+        import, restore and bulk loads pay one commit instead of one per add."""
+        return schema.write_transaction(self._conn)
+
     def get(self, id: int) -> Memory:
         """The memory with this id, or NotFound."""
         return rows.fetch(self._conn, id)
 
     def forget(self, id: int, *, dry_run: bool = False) -> ForgetResult:
         """Delete one memory (or, with `dry_run`, report what would go)."""
-        return manage.forget(self._conn, id, self.now(), dry_run=dry_run)
+        result = manage.forget(self._conn, id, self.now(), dry_run=dry_run)
+        if not dry_run:
+            self.changed(f"forget {id}")
+        return result
 
     def promote(self, id: int, kind: str = "lesson") -> PromoteResult:
         """Change a memory's kind; repeating it changes nothing."""
-        return manage.promote(self._conn, id, self.now(), kind)
+        result = manage.promote(self._conn, id, self.now(), kind)
+        if result.previous_kind != result.memory.kind:
+            self.changed(f"promote {id}")
+        return result
+
+    def changed(self, what: str) -> None:
+        """After a write that changed something: the git mirror, when one is set up,
+        exports and pushes it in the background (one `meta` read when none is)."""
+        if self._conn.in_transaction:
+            self._unmirrored = what
+            return
+        self._unmirrored = None
+        from localmem.memory import mirror
+
+        mirror.after_write(self._conn, self.path, what)
 
     def stats(self) -> Stats:
         return manage.stats(self._conn, self.path)
@@ -154,6 +181,8 @@ class Store:
     def close(self) -> None:
         try:
             self._flush_tracking()
+            if self._unmirrored is not None and not self._conn.in_transaction:
+                self.changed(self._unmirrored)
         finally:
             self._conn.close()
 

@@ -156,7 +156,12 @@ def overlap(a: Iterable[str], b: Iterable[str]) -> float:
 
 def estimate_tokens(text: str) -> int:
     """Roughly how many model tokens `text` costs: a quarter of its characters, at least 1."""
-    return max(1, (len(text) + 3) // 4)
+    return estimate_tokens_of_length(len(text))
+
+
+def estimate_tokens_of_length(chars: int) -> int:
+    """`estimate_tokens` for a text of `chars` characters (SQL's length() counts those)."""
+    return max(1, (chars + 3) // 4)
 
 
 def collapse(text: str) -> str:

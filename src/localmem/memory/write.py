@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from localmem.errors import InvalidInput, NotFound
-from localmem.memory import index, rows, tokens, workspaces
+from localmem.memory import index, ranking, rows, tokens, workspaces
 from localmem.memory.model import (
     GLOBAL,
     KINDS,
@@ -29,6 +29,7 @@ from localmem.memory.schema import utc_text, write_transaction
 NOVELTY_THRESHOLD = 0.25  # `if_novel` skips at or above this overlap (the capture hook's gate)
 NEAR_DUPLICATE_THRESHOLD = 0.6  # queued for review at or above this overlap, never merged
 CANDIDATES = 8  # memories compared token by token for the two overlaps above
+SIMILAR_BUDGET = 400  # postings read to find them: a near duplicate shares the rare words
 MAX_FIELD_CHARS = 1000  # source and session id
 
 
@@ -121,11 +122,10 @@ def _similar(
     """Memories of the workspace most like `terms`, with their overlap, best first."""
     if not terms:
         return []
-    query = (
-        f"ws:{index.ws_term(ws_id)} AND {{body kw}}:("
-        + " OR ".join(f'"{term}"' for term in terms[:64])
-        + ")"
-    )
+    df = ranking.frequencies(conn, terms)
+    if not df:
+        return []
+    query = ranking.match_expression(ranking.select_terms(df, SIMILAR_BUDGET), [ws_id])
     ids = [
         int(row[0])
         for row in conn.execute(
@@ -134,11 +134,15 @@ def _similar(
             (query, CANDIDATES + 1),
         )
     ]
-    scored = [
-        (tokens.overlap(terms, tokens.meaningful(memory.content)), memory)
-        for memory in rows.fetch_many(conn, ids).values()
-        if memory.id != exclude
+    marks = ",".join("?" * len(ids))
+    found = conn.execute(f"SELECT id, terms FROM memories WHERE id IN ({marks})", ids).fetchall()
+    near = [
+        (tokens.overlap(terms, stored.split()), int(memory_id))
+        for memory_id, stored in found
+        if memory_id != exclude
     ]
+    memories = rows.fetch_many(conn, [i for score, i in near if score > 0])
+    scored = [(score, memories[i]) for score, i in near if i in memories]
     scored.sort(key=lambda pair: (-pair[0], pair[1].id))
     return scored
 
@@ -241,9 +245,21 @@ def add(
             return AddResult("duplicate_merged", duplicate.id, duplicate.seen_count + 1, ws)
 
         cursor = conn.execute(
-            "INSERT INTO memories(content, dup_hash, workspace, kind, keywords, source, "
-            "session_id, seen_count, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
-            (text, dup_hash, ws, checked_kind, "\n".join(words), src, session, when, when),
+            "INSERT INTO memories(content, dup_hash, workspace, kind, keywords, terms, source, "
+            "session_id, seen_count, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+            (
+                text,
+                dup_hash,
+                ws,
+                checked_kind,
+                "\n".join(words),
+                " ".join(terms),
+                src,
+                session,
+                when,
+                when,
+            ),
         )
         new_id = int(cursor.lastrowid or 0)
         index.add_terms(conn, new_id, text, words, ws_id)
