@@ -219,7 +219,8 @@ def _init_database(writes: bool) -> bool:
     path = paths.memory_db()
     existed = path.exists()
     if not writes:
-        click.echo(f"database: {'would upgrade' if existed else 'would create'} {path}")
+        plan = "exists (would be upgraded if needed)" if existed else "would be created"
+        click.echo(f"database: {path} {plan}")
         return False
     with localmem.open():
         pass
