@@ -265,6 +265,126 @@ def benchmark(paths: tuple[str, ...], as_json: bool) -> None:
     run_benchmark(paths, as_json)
 
 
+# ---- maintenance commands (owner: maintenance; bodies in localmem.maintenance_cli) ----
+
+
+@cli.command()
+@click.option("-w", "--workspace", help="Only this workspace (default: every workspace).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def audit(workspace: str | None, as_json: bool) -> None:
+    """Read-only health report: queue, promotion candidates, core, recall, lessons, traces.
+
+    The database is opened read-only: the file is byte for byte the same afterwards.
+    """
+    from localmem.maintenance_cli import run_audit
+
+    run_audit(workspace, as_json)
+
+
+@cli.command()
+@click.option(
+    "--prune-traces",
+    "prune_days",
+    type=click.IntRange(min=0),
+    metavar="DAYS",
+    help="Delete traces never recalled and older than DAYS (never one in a supersede link).",
+)
+@click.option("--dry-run", is_flag=True, help="Report what would go; change nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def gc(prune_days: int | None, dry_run: bool, as_json: bool) -> None:
+    """Drop stale near-duplicate queue rows and reclaim disk space (VACUUM)."""
+    from localmem.maintenance_cli import run_gc
+
+    run_gc(prune_days, dry_run, as_json)
+
+
+@cli.command()
+@click.option("--list", "listing", is_flag=True, help="List the queued pairs (the default).")
+@click.option("--review", is_flag=True, help="Go through the pairs one at a time (terminal).")
+@click.option(
+    "--merge", nargs=2, type=int, metavar="A B", help="Merge memory B into memory A (A stays)."
+)
+@click.option("--keep-both", nargs=2, type=int, metavar="A B", help="Keep both; off the queue.")
+@click.option("--keep-all", is_flag=True, help="Keep both of every queued pair (of -w NAME).")
+@click.option("-w", "--workspace", help="Only pairs of this workspace.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def dedupe(
+    listing: bool,
+    review: bool,
+    merge: tuple[int, int] | None,
+    keep_both: tuple[int, int] | None,
+    keep_all: bool,
+    workspace: str | None,
+    as_json: bool,
+) -> None:
+    """The near-duplicate review queue: list, review, merge, keep both."""
+    from localmem.maintenance_cli import run_dedupe
+
+    run_dedupe(
+        workspace=workspace,
+        review=review,
+        merge=merge or None,
+        keep_both=keep_both or None,
+        keep_all=keep_all,
+        as_json=as_json,
+    )
+
+
+@cli.command()
+@click.option("-w", "--workspace", help="Only this workspace (default: every memory).")
+@click.option("-o", "--output", metavar="FILE", help="Write to FILE instead of stdout.")
+def export(workspace: str | None, output: str | None) -> None:
+    """Every memory as JSON (stable order: the same store gives the same bytes)."""
+    from localmem.maintenance_cli import run_export
+
+    run_export(workspace, output)
+
+
+@cli.command()
+@click.argument("path", type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def restore(path: str, as_json: bool) -> None:
+    """Merge an export, a mirror folder or a localmem 0.5 export into this store.
+
+    Safe to run twice; a broken file is refused and nothing changes.
+    """
+    from localmem.maintenance_cli import run_restore
+
+    run_restore(path, as_json)
+
+
+@cli.group()
+def mirror() -> None:
+    """Keep the memory store in a git repository, pushed after every change."""
+
+
+@mirror.command("init")
+@click.argument("remote")
+@click.option("--dir", "folder", type=click.Path(file_okay=False), help="The mirror folder.")
+def mirror_init(remote: str, folder: str | None) -> None:
+    """Set the mirror up with REMOTE (restores what REMOTE already holds first)."""
+    from localmem.maintenance_cli import run_mirror_init
+
+    run_mirror_init(remote, folder)
+
+
+@mirror.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def mirror_status(as_json: bool) -> None:
+    """The mirror folder, its remote, its last commit and the last push error."""
+    from localmem.maintenance_cli import run_mirror_status
+
+    run_mirror_status(as_json)
+
+
+@mirror.command("sync")
+def mirror_sync() -> None:
+    """Export, commit and push now, in the foreground."""
+    from localmem.maintenance_cli import run_mirror_sync
+
+    run_mirror_sync()
+
+
 def main() -> None:
     try:
         cli.main(standalone_mode=False)

@@ -10,6 +10,11 @@ anything is staged, and pushes HEAD to origin even when there was nothing to
 commit (that flushes an earlier failed push). What git wrote to stderr goes to
 `<repo>/.git-error`, overwritten each run and removed after a run that succeeded.
 
+`prepare` (optional) names `module:function` and its extra arguments: the worker
+calls `function(repo, *arguments)` under the lock before staging. The memory
+store's mirror writes its text export there, so the export, the commit and the
+push of one change happen in one place, off the writer's clock (decision 66).
+
 Standard library only; `subprocess` is imported only when a worker starts.
 """
 
@@ -25,11 +30,13 @@ ERROR_FILE = ".git-error"
 COMMAND_TIMEOUT = 300.0
 
 
-def start(repo: str, message: str, lock_name: str = GIT_LOCK) -> None:
+def start(
+    repo: str, message: str, lock_name: str = GIT_LOCK, prepare: tuple[str, ...] = ()
+) -> None:
     """Start the worker for `repo` detached from the caller and return at once."""
     import subprocess
 
-    worker = [sys.executable, "-m", "localmem.gitsync", repo, message, lock_name]
+    worker = [sys.executable, "-m", "localmem.gitsync", repo, message, lock_name, *prepare]
     # `sh` backgrounds the worker and exits; waiting for it takes a few milliseconds.
     launcher = subprocess.Popen(
         ["/bin/sh", "-c", '"$@" </dev/null >/dev/null 2>&1 &', "localmem-git", *worker],
@@ -75,14 +82,30 @@ def git(repo: str, *args: str, interactive: bool = False) -> tuple[int, str, str
     return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
 
 
-def run(repo: str, message: str, lock_name: str = GIT_LOCK) -> bool:
-    """One worker run: stage, commit if staged, push; True when the push succeeded."""
+def _prepare(repo: str, spec: tuple[str, ...]) -> str | None:
+    """Call `module:function(repo, *arguments)`; the problem as text, or None."""
+    import importlib
+
+    module, _, function = spec[0].partition(":")
+    try:
+        getattr(importlib.import_module(module), function)(repo, *spec[1:])
+    except Exception as error:  # a detached worker has no caller: report it like git's errors
+        return f"$ {spec[0]}\n{type(error).__name__}: {error}\n"
+    return None
+
+
+def run(repo: str, message: str, lock_name: str = GIT_LOCK, *prepare: str) -> bool:
+    """One worker run: prepare, stage, commit if staged, push; True when the push succeeded."""
     import fcntl
 
     lock = os.open(os.path.join(repo, lock_name), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
         problems: list[str] = []
+        if prepare:
+            problem = _prepare(repo, prepare)
+            if problem:
+                problems.append(problem)
         status, _, err = git(repo, "add", "-A")
         if status:
             problems.append(f"$ git add -A\n{err}")
@@ -108,9 +131,10 @@ def run(repo: str, message: str, lock_name: str = GIT_LOCK) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    """`python -m localmem.gitsync REPO MESSAGE [LOCK_NAME]`: one worker run."""
-    if len(argv) not in (2, 3):
-        sys.stderr.write("usage: python -m localmem.gitsync REPO MESSAGE [LOCK_NAME]\n")
+    """`python -m localmem.gitsync REPO MESSAGE [LOCK_NAME [MODULE:FUNCTION [ARG...]]]`."""
+    if len(argv) < 2:
+        usage = "REPO MESSAGE [LOCK_NAME [MODULE:FUNCTION [ARG...]]]"
+        sys.stderr.write(f"usage: python -m localmem.gitsync {usage}\n")
         return 2
     return 0 if run(*argv) else 1
 
