@@ -1,14 +1,15 @@
 """`memory_recall` round trip through `localmem serve` at 10k and 100k memories (SPEC 7).
 
-For each size a database is seeded once (kept under bench/out/, reused by later
-runs) through the ordinary write path: with the memory store's `bench/corpus.py`
-when it exists, else with a seeded synthetic corpus spread over ten workspaces
-and global. Then one server is started on it with pipes, as an agent would, and
-each query's `tools/call memory_recall` round trip is timed alternately with a
-`ping` round trip (the baseline: the same pipes, the same JSON-RPC machinery, no
-tool), so the ratio is the cost of the recall itself. Tracking stays on, as in
-use. Prints p50/p95 of both and the ratio; target p95 <= 25 ms at 100k (the
-reference tool: 104 ms).
+The stores are the memory store's bench stores (`bench/memory_search.py`
+`build()`: the seeded `bench/corpus.py` memories through the ordinary write
+path, kept under bench/out/), and the queries are `corpus.queries()`, so these
+figures line up with the in-process ones of `bench/memory_search.py`. Each run
+serves a copy (tracking stays on, as in use, and must not change the shared
+store). One server is started with pipes, as an agent would, and each query's
+`tools/call memory_recall` round trip is timed alternately with a `ping` round
+trip (the baseline: the same pipes and JSON-RPC machinery, no tool), so the
+ratio is the cost of the recall itself. Prints p50/p95 of both and the ratio;
+target p95 <= 25 ms at 100k (the reference tool: 104 ms).
 
     .venv/bin/python bench/mcp_recall.py [--sizes 10000,100000] [--queries 300]
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -26,107 +27,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import localmem
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpus  # noqa: E402
+from memory_search import build  # noqa: E402
 
-HERE = Path(__file__).parent
-OUT = HERE / "out"
-WORKSPACES = [f"proj-{n}" for n in range(10)] + ["global"]
-TECH = [
-    "deploy",
-    "migration",
-    "postgres",
-    "redis",
-    "cache",
-    "timeout",
-    "retry",
-    "kubernetes",
-    "docker",
-    "build",
-    "test",
-    "pytest",
-    "lint",
-    "token",
-    "auth",
-    "oauth",
-    "cookie",
-    "session",
-    "queue",
-    "worker",
-    "cron",
-    "backup",
-    "restore",
-    "index",
-    "query",
-    "latency",
-    "memory",
-    "leak",
-    "crash",
-    "segfault",
-    "encoding",
-    "utf8",
-    "unicode",
-    "locale",
-    "timezone",
-    "webhook",
-    "invoice",
-    "payment",
-    "refund",
-    "email",
-    "smtp",
-    "dns",
-    "certificate",
-    "tls",
-    "proxy",
-    "nginx",
-    "port",
-    "config",
-    "env",
-    "secret",
-    "vault",
-    "schema",
-    "column",
-    "foreign",
-    "key",
-    "lock",
-    "deadlock",
-    "transaction",
-]
-QUESTION = ["how do we", "why does", "what is the", "where is", "fix for", "rule about"]
-
-
-def synthetic_vocabulary(rng: random.Random, size: int = 3000) -> list[str]:
-    syllables = ["ka", "lo", "mi", "ren", "to", "sa", "vu", "de", "pri", "an", "ol", "ex", "qu"]
-    words: set[str] = set()
-    while len(words) < size:
-        words.add("".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))))
-    return sorted(words) + TECH
-
-
-def synthetic_memory(rng: random.Random, vocab: list[str]) -> tuple[str, list[str]]:
-    words = [rng.choice(vocab) for _ in range(rng.randint(10, 30))]
-    words[rng.randrange(len(words))] = rng.choice(TECH)
-    return " ".join(words).capitalize() + ".", [rng.choice(vocab) for _ in range(3)]
-
-
-def seed(db: Path, size: int) -> list[str]:
-    """Fill `db` with `size` memories; returns words to build queries from."""
-    sys.path.insert(0, str(HERE))
-    try:
-        import corpus  # type: ignore[import-not-found]  # the memory store's, when present
-    except ImportError:
-        corpus = None
-    if corpus is not None and hasattr(corpus, "build"):
-        corpus.build(db, size)
-        return list(TECH)
-    rng = random.Random(size)
-    vocab = synthetic_vocabulary(rng)
-    with localmem.open(db) as store:
-        for number in range(size):
-            content, keywords = synthetic_memory(rng, vocab)
-            store.add(content, workspace=WORKSPACES[number % len(WORKSPACES)], keywords=keywords)
-            if number and number % 10000 == 0:
-                print(f"  seeded {number:,}", file=sys.stderr, flush=True)
-    return vocab
+WARMUP = 20
 
 
 class Pipe:
@@ -170,22 +75,12 @@ def percentile(values: list[float], fraction: float) -> float:
 
 
 def bench(size: int, queries: int) -> None:
-    OUT.mkdir(exist_ok=True)
-    db = OUT / f"mcp-recall-{size}.db"
-    words_file = db.with_suffix(".words.json")
-    if not db.exists() or not words_file.exists():
-        for stale in OUT.glob(f"{db.name}*"):
-            stale.unlink()
-        started = time.perf_counter()
-        words = seed(db, size)
-        words_file.write_text(json.dumps(words))
-        print(f"seeded {size:,} memories in {time.perf_counter() - started:.0f} s", flush=True)
-    words = json.loads(words_file.read_text())
-    rng = random.Random(7)
+    shared = build(size)
+    asked = corpus.queries(queries + WARMUP)
     with tempfile.TemporaryDirectory(prefix="mcp-recall-") as work:
-        project = Path(work) / "proj-3"
-        (project / ".git").mkdir(parents=True)
-        pipe = Pipe(db, project)
+        db = Path(work) / "memory.db"
+        shutil.copyfile(shared, db)
+        pipe = Pipe(db, Path(work))
         pipe.round_trip(
             "initialize",
             {
@@ -197,18 +92,15 @@ def bench(size: int, queries: int) -> None:
         recalls: list[float] = []
         pings: list[float] = []
         hits = 0
-        for number in range(queries + 20):
-            query = f"{rng.choice(QUESTION)} {rng.choice(TECH)} {' '.join(rng.sample(words, 2))}"
-            arguments: dict[str, Any] = {"query": query}
-            if number % 4 == 0:
-                arguments["workspace"] = "all"
+        for number, (query, workspace) in enumerate(asked):
+            arguments = {"query": query, "workspace": workspace}
             ping, _ = pipe.round_trip("ping")
             took, result = pipe.round_trip(
                 "tools/call", {"name": "memory_recall", "arguments": arguments}
             )
             if result.get("isError"):
                 raise SystemExit(f"recall failed: {result}")
-            if number >= 20:  # the first calls open the database and warm its pages
+            if number >= WARMUP:  # the first calls open the database and warm its pages
                 recalls.append(took)
                 pings.append(ping)
                 hits += bool(json.loads(result["content"][0]["text"])["results"])
@@ -218,7 +110,8 @@ def bench(size: int, queries: int) -> None:
     print(
         f"{size:>7,} memories, {queries} recalls ({hits} with results): "
         f"p50 {p50 * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms; "
-        f"ping p50 {ping50 * 1000:.2f} ms; recall/ping p50 ratio {p50 / ping50:.1f}x"
+        f"ping p50 {ping50 * 1000:.2f} ms; recall/ping p50 ratio {p50 / ping50:.1f}x",
+        flush=True,
     )
 
 
