@@ -1,0 +1,63 @@
+"""Wall time of `localmem search --context` on a 10k store against `python3 -c pass`.
+
+    .venv/bin/python bench/cli_search.py [--size 10000] [--runs 30]
+
+Both commands run as fresh processes, interleaved (pass, search, pass, search,
+...) so machine load hits both alike; the figure is the ratio of medians. The
+search uses the installed console script, the way a prompt hook calls it, on a
+store built by bench/memory_search.py, with tracking on (the default). Also
+prints `search --json` (the click path) for comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from memory_search import OUT, build  # noqa: E402
+
+BIN = Path(sys.executable).parent
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=30)
+    args = parser.parse_args()
+    work = OUT / f"cli-{args.size}.db"
+    shutil.copyfile(build(args.size), work)
+    env = {**os.environ, "LOCALMEM_DB": str(work)}
+    localmem = str(BIN / "localmem")
+    queries = ["why does the test suite hang on CI", "where is DATABASE_URL configured"]
+    commands = {
+        "python3 -c pass": ["python3", "-c", "pass"],
+        "search --context": [localmem, "search", queries[0], "--context", "-w", "repo1"],
+        "search --json (click path)": [localmem, "search", queries[1], "--json", "-w", "repo1"],
+    }
+    samples: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(args.runs):
+        for name, cmd in commands.items():
+            samples[name].append(timed(cmd, env))
+    base = statistics.median(samples["python3 -c pass"])
+    for name, values in samples.items():
+        median = statistics.median(values)
+        print(f"{name:28} median {median * 1000:7.1f} ms  = {median / base:5.2f}x python3 -c pass")
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{work}{suffix}").unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    main()
