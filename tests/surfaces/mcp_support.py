@@ -63,6 +63,7 @@ class RawServer:
         )
         self.lines: queue.Queue[bytes] = queue.Queue()
         self.stdout_seen: list[bytes] = []
+        self.answers: dict[str, dict[str, Any]] = {}
         assert self.proc.stdout is not None
         stdout = self.proc.stdout
         threading.Thread(target=self._pump, args=(stdout,), daemon=True).start()
@@ -81,12 +82,13 @@ class RawServer:
         self.write((json.dumps(message) + "\n").encode())
 
     def wait_for(self, request_id: Any, timeout: float = 60) -> dict[str, Any]:
-        """The response to `request_id`; other lines are kept in `stdout_seen` only."""
-        while True:
-            line = self.lines.get(timeout=timeout)
-            message = json.loads(line)
-            if message.get("id") == request_id and ("result" in message or "error" in message):
-                return message  # type: ignore[no-any-return]
+        """The response to `request_id`; responses to other ids are kept for later."""
+        key = json.dumps(request_id)
+        while key not in self.answers:
+            message = json.loads(self.lines.get(timeout=timeout))
+            if "result" in message or "error" in message:
+                self.answers[json.dumps(message.get("id"))] = message
+        return self.answers.pop(key)
 
     def request(self, request_id: Any, method: str, params: dict[str, Any] | None = None) -> Any:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}

@@ -112,3 +112,36 @@ def test_stdout_is_only_protocol_even_when_a_tool_fails(
     server.close()
     for line in server.stdout_seen:
         assert json.loads(line)["jsonrpc"] == "2.0"
+
+
+def test_two_servers_writing_at_once_lose_nothing(env: dict[str, str], tmp_path: Path) -> None:
+    """Two agents' servers on one database, each firing writes without waiting."""
+    servers = [RawServer(env, tmp_path), RawServer(env, tmp_path)]
+    for server in servers:
+        server.initialize()
+    count = 40
+    for number in range(count):
+        for which, server in enumerate(servers):
+            server.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": number,
+                    "method": "tools/call",
+                    "params": {
+                        "name": "memory_add",
+                        "arguments": {"content": f"server {which} wrote note number {number}"},
+                    },
+                }
+            )
+    ids: set[int] = set()
+    for server in servers:
+        for number in range(count):
+            answer = server.wait_for(number)
+            assert answer["result"].get("isError") is not True, answer
+            payload = json.loads(answer["result"]["content"][0]["text"])
+            assert payload["status"] == "added"
+            ids.add(payload["id"])
+    assert len(ids) == 2 * count
+    for server in servers:
+        code, stderr = server.close()
+        assert code == 0 and "locked" not in stderr
