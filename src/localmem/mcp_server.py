@@ -160,6 +160,7 @@ class LocalmemServer:
     def __init__(self, facts: bool = False) -> None:
         self.facts = facts
         self.tools = {tool.name: tool for tool in tool_list(facts)}
+        self.fact_tools: frozenset[str] = frozenset()
         self.memory = MemoryTools()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="localmem-store")
         self._runners: dict[str, Callable[[dict[str, Any]], types.CallToolResult]] = {
@@ -167,7 +168,10 @@ class LocalmemServer:
             "memory_add": lambda args: ok_result(self.memory.add(args)),
         }
         if facts:
-            for name in ("recall", "remember", "forget"):
+            from localmem.tools import FACT_TOOLS
+
+            self.fact_tools = frozenset(tool.name for tool in FACT_TOOLS)
+            for name in self.fact_tools:
                 self._runners[name] = self._facts_runner(name)
 
     @staticmethod
@@ -189,7 +193,7 @@ class LocalmemServer:
             offered = ", ".join(self.tools)
             return error_result(f"there is no tool {name!r} here; this server offers {offered}.")
         try:
-            if name in ("recall", "remember", "forget"):
+            if name in self.fact_tools:
                 # The facts tools check their own input (`localmem.chat.call` never raises).
                 return self._runners[name](dict(arguments or {}))
             if name == "memory_add":
@@ -208,7 +212,10 @@ class LocalmemServer:
         return await loop.run_in_executor(self._worker, self.call, name, arguments)
 
     def close(self) -> None:
-        self._worker.submit(self.memory.close).result()
+        try:
+            self._worker.submit(self.memory.close).result()
+        except Exception:
+            log.exception("closing the memory store failed")
         self._worker.shutdown()
 
     def lowlevel(self) -> Server[Any]:
