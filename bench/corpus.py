@@ -188,7 +188,7 @@ def _one(rng: random.Random, n: int, workspaces: list[str]) -> Item:
             f"`scripts/rollback.sh {svc.split()[0]} {version}`.",
         ]
         return Item(rng.choice(templates), "note", (svc.split()[0], tech), workspace)
-    if roll < 0.95:
+    if roll < 0.97:
         action = rng.choice(ACTIONS)
         text = (
             f"Session {n}: {action} the {svc} ({ticket}). Touched {file} and {rng.choice(FILES)}; "
@@ -196,12 +196,17 @@ def _one(rng: random.Random, n: int, workspaces: list[str]) -> Item:
             f"{rng.choice(FIXES)}."
         )
         return Item(text, "trace", (), workspace)
-    if roll < 0.985:
-        template = rng.choice(VIETNAMESE)
-        text = template.format(svc=svc, cause=rng.choice(CAUSES), env=env, tech=tech, file=file)
-        return Item(f"{text} ({ticket})", "note", ("vietnamese", tech), workspace)
+    template = rng.choice(VIETNAMESE)
+    text = template.format(svc=svc, cause=rng.choice(CAUSES), env=env, tech=tech, file=file)
+    return Item(f"{text} ({ticket})", "note", ("vietnamese", tech), workspace)
+
+
+def _core(rng: random.Random, n: int, workspaces: list[str]) -> Item:
+    # Core rows are human-curated and few: one per 2,500 memories, in a workspace or global.
+    svc, ticket = rng.choice(SERVICES), f"OPS-{rng.randint(100, 9999)}"
+    workspace = rng.choice(workspaces[-2:])  # the last repo or global
     return Item(
-        f"Always run `make lint` before pushing changes to {svc} ({ticket}).", "core", (), "global"
+        f"Always run `make lint` before pushing changes to {svc} ({ticket}).", "core", (), workspace
     )
 
 
@@ -210,7 +215,7 @@ def memories(count: int, seed: int = 7, workspace_count: int = 8) -> Iterator[It
     rng = random.Random(seed)
     names = [f"repo{i}" for i in range(workspace_count)] + ["global"]
     for n in range(count):
-        yield _one(rng, n, names)
+        yield _core(rng, n, names) if n % 2500 == 1 else _one(rng, n, names)
 
 
 def queries(count: int, seed: int = 11) -> list[tuple[str, str]]:

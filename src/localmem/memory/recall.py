@@ -23,6 +23,7 @@ from localmem.memory.schema import read_snapshot
 MAX_QUERY_CHARS = 10_000
 RELATED_PER_HIT = 2
 ENTITY_FANOUT = 8  # memories looked at per shared entity (bounds work on popular ones)
+ENTITIES_PER_HIT = 6
 
 EMPTY_STORE = "The memory store is empty; save a memory first (`localmem add` or memory_add)."
 NO_WORDS = (
@@ -45,48 +46,77 @@ def core_block(conn: sqlite3.Connection, names: list[str] | None) -> CoreBlock:
 
 
 def _neighbors(
-    conn: sqlite3.Connection, memory: Memory, names: list[str] | None, skip: set[int]
-) -> tuple[Neighbor, ...]:
-    out: list[Neighbor] = []
-    taken = set(skip) | {memory.id}
-    correction = rows.live_correction(conn, memory)
-    if correction is not None:
-        fixed = rows.fetch_many(conn, [correction]).get(correction)
-        if fixed is not None:
-            out.append(Neighbor(fixed, "superseded_by"))
-            taken.add(fixed.id)
-    for row in conn.execute(
-        f"SELECT {rows.COLUMNS} FROM memories WHERE superseded_by = ? ORDER BY id DESC LIMIT 2",
-        (memory.id,),
-    ).fetchall():
-        old = rows.to_memory(row)
-        if old.id not in taken:
-            out.append(Neighbor(old, "supersedes"))
-            taken.add(old.id)
-    shared: dict[int, int] = {}
-    for (entity_id,) in conn.execute(
-        "SELECT entity_id FROM memory_entities WHERE memory_id = ?", (memory.id,)
-    ).fetchall():
-        for (other,) in conn.execute(
-            "SELECT memory_id FROM memory_entities WHERE entity_id = ? AND memory_id != ? LIMIT ?",
-            (entity_id, memory.id, ENTITY_FANOUT),
-        ):
-            if other not in taken:
-                shared[other] = shared.get(other, 0) + 1
-    best = sorted(shared, key=lambda i: (-shared[i], -i))[: RELATED_PER_HIT * 3]
-    related = rows.fetch_many(conn, best)
-    count = 0
-    for other_id in best:
-        other = related.get(other_id)
-        if other is None or other.superseded:
-            continue
-        if names is not None and other.workspace not in names:
-            continue
-        out.append(Neighbor(other, "related"))
-        count += 1
-        if count == RELATED_PER_HIT:
-            break
-    return tuple(out)
+    conn: sqlite3.Connection, hits: list[Memory], names: list[str] | None
+) -> list[tuple[Neighbor, ...]]:
+    """For each hit: its live correction, the rows it corrects, memories sharing an entity.
+
+    Batched over all hits (a handful of statements per recall, not per hit)."""
+    returned = {m.id for m in hits}
+    ids = list(returned)
+    marks = ",".join("?" * len(ids))
+    corrections = {m.id: rows.live_correction(conn, m) for m in hits if m.superseded}
+    corrected: dict[int, list[int]] = {}
+    for memory_id, target in conn.execute(
+        f"SELECT id, superseded_by FROM memories WHERE superseded_by IN ({marks}) ORDER BY id DESC",
+        ids,
+    ):
+        corrected.setdefault(int(target), []).append(int(memory_id))
+    entities: dict[int, list[int]] = {}
+    for memory_id, entity_id in conn.execute(
+        f"SELECT memory_id, entity_id FROM memory_entities WHERE memory_id IN ({marks})", ids
+    ):
+        entities.setdefault(int(memory_id), []).append(int(entity_id))
+    shared_by: dict[int, dict[int, int]] = {}
+    fanout: dict[int, list[int]] = {}
+    for memory in hits:
+        shared: dict[int, int] = {}
+        for entity_id in entities.get(memory.id, [])[:ENTITIES_PER_HIT]:
+            if entity_id not in fanout:
+                fanout[entity_id] = [
+                    int(other)
+                    for (other,) in conn.execute(
+                        "SELECT memory_id FROM memory_entities WHERE entity_id = ? "
+                        "ORDER BY memory_id DESC LIMIT ?",
+                        (entity_id, ENTITY_FANOUT),
+                    )
+                ]
+            for other in fanout[entity_id]:
+                if other not in returned:
+                    shared[other] = shared.get(other, 0) + 1
+        shared_by[memory.id] = shared
+    wanted: set[int] = {i for i in corrections.values() if i is not None}
+    for memory in hits:
+        wanted.update(corrected.get(memory.id, [])[:2])
+        shared = shared_by[memory.id]
+        wanted.update(sorted(shared, key=lambda i: (-shared[i], -i))[: RELATED_PER_HIT * 3])
+    found = rows.fetch_many(conn, wanted)
+    out: list[tuple[Neighbor, ...]] = []
+    for memory in hits:
+        mine: list[Neighbor] = []
+        taken = {memory.id}
+        correction = corrections.get(memory.id)
+        if correction is not None and correction in found:
+            mine.append(Neighbor(found[correction], "superseded_by"))
+            taken.add(correction)
+        for old_id in corrected.get(memory.id, [])[:2]:
+            if old_id in found and old_id not in taken:
+                mine.append(Neighbor(found[old_id], "supersedes"))
+                taken.add(old_id)
+        shared = shared_by[memory.id]
+        related = 0
+        for other_id in sorted(shared, key=lambda i: (-shared[i], -i))[: RELATED_PER_HIT * 3]:
+            near = found.get(other_id)
+            if near is None or near.superseded or other_id in taken:
+                continue
+            if names is not None and near.workspace not in names:
+                continue
+            mine.append(Neighbor(near, "related"))
+            taken.add(other_id)
+            related += 1
+            if related == RELATED_PER_HIT:
+                break
+        out.append(tuple(mine))
+    return out
 
 
 def check_query(query: object, k: object, kind: object) -> tuple[str, int, str | None]:
@@ -127,18 +157,12 @@ def recall(
         block = core_block(conn, names)
         in_block = {m.id for m in block.rows}
         found = lookup.ranked(conn, text, names, k=k, kind=kind, exclude=in_block)
-        returned = {row[lookup.ID] for row, _, _ in found}
-        hits: list[Hit] = []
-        for row, score, stage in found:
-            memory = rows.to_memory(row)
-            hits.append(
-                Hit(
-                    memory,
-                    score,
-                    "match" if stage == "match" else "fallback",
-                    _neighbors(conn, memory, names, returned),
-                )
-            )
+        memories = [rows.to_memory(row) for row, _, _ in found]
+        neighbors = _neighbors(conn, memories, names) if memories else []
+        hits = [
+            Hit(memory, score, "match" if stage == "match" else "fallback", near)
+            for memory, (_, score, stage), near in zip(memories, found, neighbors, strict=True)
+        ]
         message = None
         if not hits:
             message = _nothing_message(conn, text, scope, names)

@@ -65,6 +65,8 @@ def _m1_initial(conn: sqlite3.Connection) -> None:
         CREATE INDEX memories_kind ON memories(kind, workspace);
         CREATE INDEX memories_superseded_by ON memories(superseded_by)
             WHERE superseded_by IS NOT NULL;
+        CREATE INDEX memories_live_core ON memories(workspace, created_at)
+            WHERE kind = 'core' AND superseded_by IS NULL;
 
         -- Contentless: the text lives once, in `memories`; the index holds terms only.
         -- Columns: body (content terms), kw (keyword terms, lower weight),
