@@ -10,31 +10,27 @@ import sys
 from conftest import script
 
 from localmem.memory.tokens import estimate_tokens
-from localmem.snippet import POINTER_SNIPPET
+from localmem.snippet import POINTER_SNIPPET, memory_tools_text, session_cost_text
 
 # Decision 53: estimated tokens (characters / 4) of the snippet plus the tools/list
 # entries an agent loads (name, description, input schema) of the memory tools.
 SESSION_CEILING = 900
 
 
-def memory_tools_text() -> str:
-    from localmem.mcp_server import tool_list
-
-    listed = [
-        t.model_dump(
-            by_alias=True,
-            exclude_none=True,
-            mode="json",
-            include={"name", "description", "input_schema"},
-        )
-        for t in tool_list()
-    ]
-    return json.dumps(listed, ensure_ascii=False)
-
-
 def test_snippet_and_tool_descriptions_fit_the_ceiling() -> None:
     total = estimate_tokens(POINTER_SNIPPET) + estimate_tokens(memory_tools_text())
     assert total <= SESSION_CEILING, f"{total} estimated tokens > {SESSION_CEILING}"
+    assert estimate_tokens(session_cost_text()) <= SESSION_CEILING
+
+
+def test_the_counted_text_is_what_serve_lists() -> None:
+    from localmem.mcp_server import tool_list
+
+    listed = [
+        t.model_dump(by_alias=True, mode="json", include={"name", "description", "input_schema"})
+        for t in tool_list()
+    ]
+    assert json.loads(memory_tools_text()) == listed
 
 
 def test_snippet_says_what_spec_7_asks() -> None:
