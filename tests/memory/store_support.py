@@ -1,4 +1,8 @@
-"""Fixtures for the memory store: a fresh store on a real SQLite file and a hand-moved clock."""
+"""Fixtures for the memory store: a fresh store on a real SQLite file and a hand-moved clock.
+
+Not a conftest.py: tests import `script` from the root conftest by name, and a
+second module called `conftest` would shadow it. Test modules import these.
+"""
 
 from __future__ import annotations
 
@@ -23,12 +27,12 @@ class Clock:
         return self.now
 
 
-@pytest.fixture
-def clock() -> Clock:
+@pytest.fixture(name="clock")
+def clock_fixture() -> Clock:
     return Clock()
 
 
-@pytest.fixture
-def store(tmp_path: Path, clock: Clock) -> Iterator[Store]:
+@pytest.fixture(name="store")
+def store_fixture(tmp_path: Path, clock: Clock) -> Iterator[Store]:
     with localmem.open(tmp_path / "memory.db", clock=clock) as opened:
         yield opened

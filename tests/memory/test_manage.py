@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from store_support import clock_fixture, store_fixture  # noqa: F401 (fixtures)
 
 from localmem.errors import Conflict, InvalidInput, NotFound
 from localmem.memory.store import Store

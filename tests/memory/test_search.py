@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from store_support import clock_fixture, store_fixture  # noqa: F401 (fixtures)
 
 from localmem.errors import InvalidInput
 from localmem.memory.model import CORE_TOKEN_CAP
