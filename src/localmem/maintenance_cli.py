@@ -103,7 +103,7 @@ def run_audit(workspace: str | None, as_json: bool) -> None:
     for bucket in report.histogram:
         bar = "#" * round(30 * bucket.count / widest)
         mark = f"  <- capture gate {report.gate}" if bucket.gate else ""
-        click.echo(f"  {bucket.low:.1f}-{bucket.high:.1f} {bucket.count:>6} {bar}{mark}")
+        click.echo(f"  {bucket.low:.2f}-{bucket.high:.2f} {bucket.count:>6} {bar}{mark}")
     click.echo(f"  at or above the gate (would be skipped now): {report.traces_at_or_above_gate}")
 
 

@@ -138,10 +138,12 @@ def test_mirror_through_the_cli(db: Path, tmp_path: Path, env: dict[str, str]) -
     assert added.returncode == 0
 
     def pushed() -> bool:
-        log = subprocess.run(
-            ["git", "--git-dir", str(remote), "log", "--format=%s"], capture_output=True, text=True
+        shown = subprocess.run(
+            ["git", "--git-dir", str(remote), "show", "HEAD:web.jsonl"],
+            capture_output=True,
+            text=True,
         )
-        return "add 6" in log.stdout
+        return "pnpm" in shown.stdout
 
     deadline = time.monotonic() + 60
     while not pushed():
