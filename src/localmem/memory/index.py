@@ -40,19 +40,20 @@ def ws_term(workspace_id: int) -> str:
     return f"w{workspace_id}"
 
 
-def _values(content: str, keywords: Iterable[str], workspace_id: int) -> tuple[str, str, str]:
-    return (
-        tokens.index_text(content),
-        tokens.index_text(" ".join(keywords)),
-        ws_term(workspace_id),
-    )
-
-
 def doc_terms(content: str, keywords: Iterable[str]) -> set[str]:
     """The distinct meaningful terms a memory is found by (content and keywords)."""
-    found = set(tokens.meaningful(content))
-    found.update(tokens.meaningful(" ".join(keywords)))
-    return found
+    return _indexed(content, list(keywords))[3]
+
+
+def _indexed(content: str, keywords: list[str]) -> tuple[str, str, list[str], set[str]]:
+    """(body terms, keyword terms, content's meaningful terms, all meaningful terms),
+    tokenizing each text once."""
+    body = tokens.tokens(content)
+    kw = tokens.tokens(" ".join(keywords))
+    meaningful = [t for t in dict.fromkeys(body) if tokens.is_meaningful(t)]
+    found = set(meaningful)
+    found.update(t for t in kw if tokens.is_meaningful(t))
+    return " ".join(body), " ".join(kw), meaningful, found
 
 
 def add_terms(
@@ -61,17 +62,19 @@ def add_terms(
     content: str,
     keywords: Iterable[str],
     workspace_id: int,
-) -> None:
-    """Index a memory: its FTS entry and the document frequency of its terms."""
-    words = list(keywords)
+) -> list[str]:
+    """Index a memory: its FTS entry and the document frequency of its terms.
+    Returns the content's meaningful terms (what `memories.terms` stores)."""
+    body, kw, meaningful, found = _indexed(content, list(keywords))
     conn.execute(
         "INSERT INTO memories_fts(rowid, body, kw, ws) VALUES (?, ?, ?, ?)",
-        (memory_id, *_values(content, words, workspace_id)),
+        (memory_id, body, kw, ws_term(workspace_id)),
     )
     conn.executemany(
         "INSERT INTO term_df(term, df) VALUES (?, 1) ON CONFLICT(term) DO UPDATE SET df = df + 1",
-        [(term,) for term in doc_terms(content, words)],
+        [(term,) for term in found],
     )
+    return meaningful
 
 
 def remove_terms(
@@ -82,12 +85,12 @@ def remove_terms(
     workspace_id: int,
 ) -> None:
     """Undo `add_terms` for the same values."""
-    words = list(keywords)
+    body, kw, _meaningful, found = _indexed(content, list(keywords))
     conn.execute(
         "INSERT INTO memories_fts(memories_fts, rowid, body, kw, ws) VALUES ('delete', ?, ?, ?, ?)",
-        (memory_id, *_values(content, words, workspace_id)),
+        (memory_id, body, kw, ws_term(workspace_id)),
     )
-    gone = [(term,) for term in doc_terms(content, words)]
+    gone = [(term,) for term in found]
     conn.executemany("UPDATE term_df SET df = df - 1 WHERE term = ?", gone)
     conn.executemany("DELETE FROM term_df WHERE term = ? AND df <= 0", gone)
 
@@ -144,11 +147,8 @@ def ensure_current(conn: sqlite3.Connection) -> None:
         "JOIN workspaces AS w ON w.name = m.workspace"
     ).fetchall()
     for memory_id, content, keywords, ws_id in rows:
-        add_terms(conn, memory_id, content, keywords.split("\n") if keywords else [], ws_id)
-        conn.execute(
-            "UPDATE memories SET terms = ? WHERE id = ?",
-            (" ".join(tokens.meaningful(content)), memory_id),
-        )
+        terms = add_terms(conn, memory_id, content, keywords.split("\n") if keywords else [], ws_id)
+        conn.execute("UPDATE memories SET terms = ? WHERE id = ?", (" ".join(terms), memory_id))
     conn.execute(
         "INSERT OR REPLACE INTO meta(key, value) VALUES ('tokenizer_version', ?)",
         (str(tokens.TOKENIZER_VERSION),),
