@@ -94,6 +94,43 @@ def match_expression(terms: list[str], ws_ids: list[int] | None) -> str:
     return expression
 
 
+def candidates(
+    conn: sqlite3.Connection,
+    terms: list[str],
+    weight: dict[str, float],
+    ws_ids: list[int] | None,
+    *,
+    kind: str | None = None,
+    want: int,
+    exclude: set[int] | None = None,
+) -> list[int]:
+    """The `want` memories holding the most weight of `terms`, newest first among equals.
+
+    One index lookup per term and no ranking function: FTS5's bm25() weighs every
+    phrase of the query, the workspace term included, by counting its rows, a cost
+    that grows with the store. The write path's similarity checks use this; a
+    recall uses bm25 (below), which ranks better and stays within budget here.
+    """
+    found: dict[int, float] = {}
+    for term in terms:
+        if kind is None:
+            sql = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?"
+            params: tuple[object, ...] = (match_expression([term], ws_ids),)
+        else:
+            sql = (
+                "SELECT m.id FROM memories_fts JOIN memories AS m ON m.id = memories_fts.rowid "
+                "WHERE memories_fts MATCH ? AND m.kind = ?"
+            )
+            params = (match_expression([term], ws_ids), kind)
+        for (memory_id,) in conn.execute(sql, params):
+            found[memory_id] = found.get(memory_id, 0.0) + weight[term]
+    if exclude:
+        for memory_id in exclude:
+            found.pop(memory_id, None)
+    ranked = sorted(found, key=lambda i: (-found[i], -i))
+    return ranked[:want]
+
+
 def rank(
     conn: sqlite3.Connection,
     query: str,

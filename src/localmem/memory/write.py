@@ -69,6 +69,8 @@ def normalize_keywords(keywords: Iterable[str] | str) -> tuple[str, ...]:
     for item in items:
         if not isinstance(item, str):
             raise InvalidInput("Keywords must be strings.")
+        if not _storable(item):
+            raise InvalidInput("A keyword is not valid UTF-8; pass keywords as UTF-8 text.")
         word = tokens.collapse(item.replace("\x00", " ")).lower()[:MAX_KEYWORD_CHARS].strip()
         if word:
             out.setdefault(word, None)
@@ -78,9 +80,21 @@ def normalize_keywords(keywords: Iterable[str] | str) -> tuple[str, ...]:
 def _check_field(value: str | None, what: str) -> str | None:
     if value is None:
         return None
-    if not isinstance(value, str) or "\x00" in value or len(value) > MAX_FIELD_CHARS:
-        raise InvalidInput(f"The {what} must be text of at most {MAX_FIELD_CHARS} characters.")
+    if (
+        not isinstance(value, str)
+        or "\x00" in value
+        or len(value) > MAX_FIELD_CHARS
+        or not _storable(value)
+    ):
+        raise InvalidInput(
+            f"The {what} must be UTF-8 text of at most {MAX_FIELD_CHARS} characters."
+        )
     return value.strip() or None
+
+
+def _storable(text: str) -> bool:
+    # Undecodable argv bytes arrive as lone surrogates, which SQLite cannot store.
+    return text.isascii() or text == text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _check_ids(ids: Iterable[int]) -> list[int]:
@@ -125,15 +139,10 @@ def _similar(
     df = ranking.frequencies(conn, terms)
     if not df:
         return []
-    query = ranking.match_expression(ranking.select_terms(df, SIMILAR_BUDGET), [ws_id])
-    ids = [
-        int(row[0])
-        for row in conn.execute(
-            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? "
-            "ORDER BY bm25(memories_fts, 1.0, 0.4, 0.0) LIMIT ?",
-            (query, CANDIDATES + 1),
-        )
-    ]
+    weight = {t: 1.0 / df[t] for t in df}  # rarer shared words say more about similarity
+    ids = ranking.candidates(
+        conn, ranking.select_terms(df, SIMILAR_BUDGET), weight, [ws_id], want=CANDIDATES + 1
+    )
     marks = ",".join("?" * len(ids))
     found = conn.execute(f"SELECT id, terms FROM memories WHERE id IN ({marks})", ids).fetchall()
     near = [
