@@ -121,3 +121,35 @@ def test_add_waits_for_a_writer_instead_of_failing(tmp_path: Path) -> None:
 def _add_one(path: str) -> None:
     with localmem.open(path) as store:
         store.add("second, written after waiting", workspace="w")
+
+
+def test_acknowledged_adds_survive_kill_9(tmp_path: Path) -> None:
+    """A writer killed mid-stream loses nothing it acknowledged; the file stays sound."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    path = tmp_path / "m.db"
+    code = (
+        "import sys, localmem\n"
+        "store = localmem.open(sys.argv[1])\n"
+        "i = 0\n"
+        "while True:\n"
+        "    r = store.add(f'acknowledged memory number {i}', workspace='w')\n"
+        "    print(r.id, flush=True)\n"
+        "    i += 1\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None
+    acknowledged = [int(child.stdout.readline()) for _ in range(60)]
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    with localmem.open(path, create=False) as store:
+        conn = store.connection
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        stored = {row[0] for row in conn.execute("SELECT id FROM memories")}
+        assert set(acknowledged) <= stored
+        assert [h.memory.id for h in store.search("number 59", workspace="w", k=20).hits]

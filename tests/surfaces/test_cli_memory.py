@@ -254,3 +254,29 @@ def test_context_fast_path_skips_click(run, env: dict[str, str]) -> None:  # typ
     lines = done.stdout.strip().splitlines()
     assert lines[0] == "- (billing) Anything at all"
     assert lines[-1] == "[]", done.stderr
+
+
+def test_forget_asks_on_a_terminal(run, env: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import pty
+
+    run("add", "Ask before forgetting me")
+    for answer, gone in (("n", False), ("y", True)):
+        leader, follower = pty.openpty()
+        proc = subprocess.Popen(
+            [script("localmem"), "forget", "1"],
+            stdin=follower,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=run.repo,
+        )
+        os.write(leader, f"{answer}\n".encode())
+        _, err = proc.communicate(timeout=60)
+        os.close(leader)
+        os.close(follower)
+        shown = err.decode()
+        assert "Ask before forgetting me" in shown and "Forget this memory?" in shown
+        assert proc.returncode == (0 if gone else 1)
+        _, listing, _ = run("search", "forgetting", "--json")
+        assert (json.loads(listing)["results"] == []) is gone
