@@ -130,10 +130,10 @@ def _check_supersedes(conn: sqlite3.Connection, workspace: str, ids: list[int]) 
     return olds
 
 
-def _similar(
+def similar_ids(
     conn: sqlite3.Connection, ws_id: int, terms: list[str], exclude: int | None
-) -> list[tuple[float, Memory]]:
-    """Memories of the workspace most like `terms`, with their overlap, best first."""
+) -> list[tuple[float, int]]:
+    """(overlap, id) of the workspace's memories most like `terms`, best first."""
     if not terms:
         return []
     df = ranking.frequencies(conn, terms)
@@ -150,10 +150,17 @@ def _similar(
         for memory_id, stored in found
         if memory_id != exclude
     ]
-    memories = rows.fetch_many(conn, [i for score, i in near if score > 0])
-    scored = [(score, memories[i]) for score, i in near if i in memories]
-    scored.sort(key=lambda pair: (-pair[0], pair[1].id))
-    return scored
+    near.sort(key=lambda pair: (-pair[0], pair[1]))
+    return [pair for pair in near if pair[0] > 0]
+
+
+def _similar(
+    conn: sqlite3.Connection, ws_id: int, terms: list[str], exclude: int | None
+) -> list[tuple[float, Memory]]:
+    """`similar_ids` with the memories themselves (restore and audit use this)."""
+    near = similar_ids(conn, ws_id, terms, exclude)
+    memories = rows.fetch_many(conn, [i for _, i in near])
+    return [(score, memories[i]) for score, i in near if i in memories]
 
 
 def _link(conn: sqlite3.Connection, new_id: int, olds: Sequence[Memory], when: str) -> None:
@@ -218,6 +225,8 @@ def add(
                 duplicate = candidate
                 break
 
+        # Looked up before the new row exists, so it can never find itself.
+        similar = [] if duplicate is not None else similar_ids(conn, ws_id, terms, None)
         if if_novel:
             if duplicate is not None:
                 return AddResult(
@@ -228,9 +237,9 @@ def add(
                     similar_to=duplicate.id,
                     overlap=1.0,
                 )
-            similar = _similar(conn, ws_id, terms, None)
             if similar and similar[0][0] >= NOVELTY_THRESHOLD:
-                score, like = similar[0]
+                score, like_id = similar[0]
+                like = rows.fetch(conn, like_id)
                 return AddResult(
                     "skipped",
                     like.id,
@@ -275,13 +284,13 @@ def add(
         index.link_entities(conn, new_id, text)
         _link(conn, new_id, olds, when)
         queued: list[int] = []
-        for score, other in _similar(conn, ws_id, terms, new_id):
+        for score, other_id in similar:
             if score < NEAR_DUPLICATE_THRESHOLD:
                 break
             conn.execute(
                 "INSERT OR IGNORE INTO near_duplicates(memory_id, other_id, overlap, created_at) "
                 "VALUES (?, ?, ?, ?)",
-                (new_id, other.id, round(score, 4), when),
+                (new_id, other_id, round(score, 4), when),
             )
-            queued.append(other.id)
+            queued.append(other_id)
         return AddResult("added", new_id, 1, ws, queued_near_duplicate_of=tuple(queued))
