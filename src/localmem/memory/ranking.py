@@ -175,8 +175,12 @@ def rank(
     out: list[Candidate] = []
     for memory_id, stored_terms, keywords in conn.execute(sql, params):
         held = wanted.intersection(stored_terms.split())
-        if keywords:
-            held.update(wanted.intersection(tokens.tokens(keywords)))
+        missing = wanted - held
+        if keywords and missing:
+            folded = tokens.fold(keywords)
+            # A stem is a prefix of the words it came from: no substring, no match.
+            if any(term in folded for term in missing):
+                held.update(missing.intersection(tokens.tokens(keywords)))
         coverage = len(held) / len(wanted)
         good = coverage >= MATCH_COVERAGE or len(held) >= MATCH_TERMS
         # Weighted coverage leads; BM25 (negative in FTS5, better is lower; near zero

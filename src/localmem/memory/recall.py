@@ -87,8 +87,21 @@ def _neighbors(
     wanted: set[int] = {i for i in corrections.values() if i is not None}
     for memory in hits:
         wanted.update(corrected.get(memory.id, [])[:2])
-        shared = shared_by[memory.id]
-        wanted.update(sorted(shared, key=lambda i: (-shared[i], -i))[: RELATED_PER_HIT * 3])
+    related_pool = {i for shared in shared_by.values() for i in shared}
+    if related_pool:
+        # Only live rows in scope can be related neighbours: filter before converting.
+        pool = list(related_pool)
+        sql = f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(pool))}) "
+        sql += "AND superseded_by IS NULL"
+        params: list[object] = list(pool)
+        if names is not None:
+            sql += f" AND workspace IN ({','.join('?' * len(names))})"
+            params.extend(names)
+        usable = {int(i) for (i,) in conn.execute(sql, params)}
+        for memory in hits:
+            shared = {i: n for i, n in shared_by[memory.id].items() if i in usable}
+            shared_by[memory.id] = shared
+            wanted.update(sorted(shared, key=lambda i: (-shared[i], -i))[:RELATED_PER_HIT])
     found = rows.fetch_many(conn, wanted)
     out: list[tuple[Neighbor, ...]] = []
     for memory in hits:
