@@ -28,7 +28,8 @@ from localmem.errors import InvalidInput, LocalmemError
 SYNTAX = st.sampled_from(
     ['"', "'", "(", ")", "*", "^", ":", "-", "+", "NEAR", "AND", "OR", "NOT", "body:", "kw:",
      "ws:", "{body kw}:", "NEAR(a b, 2)", "\x00", "\n", "\t", "- ", "1. ", "* ", "đường",
-     "Đ", "中文字符", "ｆｕｌｌ", "🙂", "e\u0301", "\ufeff", "\u200b", "ß", "İ", "ﬁ"]
+     "Đ", "中文字符", "ｆｕｌｌ", "🙂", "e\u0301", "\ufeff", "\u200b", "ß", "İ", "ﬁ",
+     "\udcff", "\ud800", "x\udc80y"]
 )  # fmt: skip
 TEXT = st.one_of(
     st.text(),
@@ -119,6 +120,102 @@ def check_add_then_find(store: Any, value: tuple[str, list[str]]) -> None:
 
 ADD = st.tuples(TEXT, st.lists(TEXT, max_size=4))
 _WORKSPACES = itertools.count()
+
+
+def check_add_fields(store: Any, value: tuple[Any, ...]) -> None:
+    """Every field of an add, from a model or argv: stored, or refused with a sentence."""
+    content, workspace, kind, keywords, source, session_id, supersedes = value
+    try:
+        added = store.add(
+            content,
+            workspace=workspace,
+            kind=kind,
+            keywords=keywords,
+            source=source,
+            session_id=session_id,
+            supersedes=supersedes,
+        )
+    except LocalmemError as refused:
+        assert str(refused) and "\n" not in str(refused)
+        return
+    assert store.get(added.id).workspace == added.workspace
+
+
+ADD_FIELDS = st.tuples(
+    TEXT,
+    st.one_of(st.sampled_from(["fuzz", "global", "all"]), TEXT),
+    st.one_of(st.sampled_from(["note", "lesson", "trace", "core", "imported"]), TEXT),
+    st.one_of(st.lists(TEXT, max_size=4), TEXT),
+    st.one_of(st.none(), TEXT),
+    st.one_of(st.none(), TEXT),
+    st.one_of(st.lists(st.integers(min_value=-3, max_value=50), max_size=3), st.integers(0, 9)),
+)
+
+
+# ---- restore input ----------------------------------------------------------------------
+
+
+def check_restore(store: Any, document: Any) -> None:
+    """Any file handed to `restore`: refused whole with a sentence, or merged."""
+    from localmem.memory.restore import restore
+    from localmem.memory.transfer import parse_export
+
+    text = document if isinstance(document, str) else json.dumps(document, default=str)
+    try:
+        source = parse_export(text, "the file")
+        restore(store, source)
+    except LocalmemError as refused:
+        assert str(refused) and "\n" not in str(refused)
+
+
+def _mutated_exports() -> st.SearchStrategy[Any]:
+    from localmem.memory.transfer import FORMAT, memory_key
+
+    def record(content: str, workspace: str, extra: dict[str, Any]) -> dict[str, Any]:
+        base: dict[str, Any] = {
+            "key": memory_key(workspace, content) if workspace and content else "k",
+            "content": content,
+            "workspace": workspace,
+            "kind": "note",
+            "keywords": ["fuzz"],
+            "source": None,
+            "session_id": None,
+            "seen_count": 1,
+            "recalled_count": 0,
+            "last_recalled_at": None,
+            "superseded_by": None,
+            "created_at": "2026-01-01T00:00:00.000000Z",
+            "updated_at": "2026-01-01T00:00:00.000000Z",
+        }
+        base.update(extra)
+        return base
+
+    records = st.builds(
+        record,
+        st.one_of(st.sampled_from(["a lesson", "note two"]), TEXT),
+        st.one_of(st.sampled_from(["fuzz", "global"]), TEXT),
+        st.just({}) | st.dictionaries(
+            st.sampled_from(["kind", "keywords", "seen_count", "created_at", "superseded_by",
+                             "recalled_count", "last_recalled_at", "key", "content"]),
+            JSONISH,
+            max_size=2,
+        ),
+    )  # fmt: skip
+    return st.builds(
+        lambda memories, version, extra: {
+            "format": FORMAT,
+            "format_version": version,
+            "count": len(memories),
+            "memories": memories,
+            **extra,
+        },
+        st.lists(records, max_size=4),
+        st.just(1) | st.just(1) | JSONISH,  # mostly valid documents, so restore itself runs
+        st.just({}) | st.dictionaries(st.sampled_from(["format", "count"]), JSONISH, max_size=1),
+    )
+
+
+RESTORE = st.one_of(TEXT, JSONISH, _mutated_exports())
 
 
 # ---- text normalization and keywords ----------------------------------------------------
@@ -289,6 +386,8 @@ CHAT_CALL = st.tuples(
 TARGETS: list[Target] = [
     Target("search", SEARCH, _store, check_search),
     Target("add_then_find", ADD, _store, check_add_then_find),
+    Target("add_fields", ADD_FIELDS, _store, check_add_fields),
+    Target("restore_input", RESTORE, _store, check_restore),
     Target("normalization", TEXT, lambda root: None, check_normalization),
     Target("keywords", KEYWORDS, lambda root: None, check_keywords),
     Target("slug", TOPIC, lambda root: None, check_slug),

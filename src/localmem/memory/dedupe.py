@@ -76,12 +76,15 @@ def list_pairs(conn: sqlite3.Connection, workspace: str | None = None) -> list[P
 
 def keep_both(conn: sqlite3.Connection, first: int, second: int) -> int:
     """Take the pair off the queue (both rows stay as they are); NotFound if it is not queued."""
+    removed = 0
+    # An id past SQLite's integer range cannot be queued (nor even be a parameter).
     with write_transaction(conn):
-        removed = conn.execute(
-            "DELETE FROM near_duplicates WHERE (memory_id = ? AND other_id = ?) "
-            "OR (memory_id = ? AND other_id = ?)",
-            (first, second, second, first),
-        ).rowcount
+        if max(abs(first), abs(second)) <= 2**63 - 1:
+            removed = conn.execute(
+                "DELETE FROM near_duplicates WHERE (memory_id = ? AND other_id = ?) "
+                "OR (memory_id = ? AND other_id = ?)",
+                (first, second, second, first),
+            ).rowcount
     if not removed:
         raise NotFound(
             f"Memories {first} and {second} are not a pair in the review queue; "

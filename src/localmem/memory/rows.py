@@ -49,10 +49,15 @@ def to_memory(row: tuple[Any, ...]) -> Memory:
     )
 
 
+MAX_ID = 2**63 - 1  # the largest SQLite integer
+
+
 def fetch(conn: sqlite3.Connection, memory_id: int) -> Memory:
     """The memory `memory_id`, or NotFound with a sentence naming the id."""
     if isinstance(memory_id, bool) or not isinstance(memory_id, int) or memory_id <= 0:
         raise NotFound(f"No memory has id {memory_id!r}; ids are positive whole numbers.")
+    if memory_id > MAX_ID:  # SQLite cannot even take it as a parameter
+        raise NotFound(f"No memory has id {memory_id}; ids are at most {MAX_ID}.")
     row = conn.execute(f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
     if row is None:
         raise NotFound(

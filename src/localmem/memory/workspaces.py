@@ -63,6 +63,9 @@ def check_name(name: str, *, for_write: bool) -> str:
         raise InvalidInput(
             f"The workspace name must be at most {MAX_NAME_CHARS} printable characters."
         )
+    if not cleaned.isascii() and cleaned != cleaned.encode("utf-8", "replace").decode("utf-8"):
+        # Undecodable argv bytes arrive as lone surrogates, which SQLite cannot store.
+        raise InvalidInput("The workspace name is not valid UTF-8; pass it as UTF-8 text.")
     if for_write and cleaned == ALL:
         raise InvalidInput(
             "`all` is a search scope, not a workspace to write to; pass a workspace "
@@ -118,6 +121,9 @@ def resolve_workspace(
     root = detect_root(cwd)
     if root is None:
         return GLOBAL
+    # Undecodable bytes in the path arrive as lone surrogates, which SQLite cannot
+    # store; written as escapes they are a stable, readable key and name instead.
+    root = root.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     resolved, registered = name_for_root(connection, root)
     if for_write and connection is not None and not registered:
         from localmem.memory.schema import utc_text_now, write_transaction

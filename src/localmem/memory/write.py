@@ -102,6 +102,10 @@ def _check_ids(ids: Iterable[int]) -> list[int]:
     for value in ids:
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise InvalidInput(f"{value!r} is not a memory id; ids are positive whole numbers.")
+        if value > rows.MAX_ID:
+            raise NotFound(
+                f"Cannot supersede memory {value}: no memory has that id; nothing was stored."
+            )
         if value not in out:
             out.append(value)
     return out

@@ -1,0 +1,169 @@
+"""One million memories: load time, search latency, database size, a search process's RSS.
+
+    .venv/bin/python bench/scale.py [--memories 1000000] [--queries 300] [--keep]
+
+1. Load: the seeded corpus of `bench/corpus.py`, written as localmem exports of
+   100,000 memories each and merged with `restore` (the bulk path: one
+   transaction per export, index terms and entities built row by row, the
+   near-duplicate queue skipped above its limit, decision 64). Exact duplicates
+   the corpus repeats are merged, as they would be by `add`.
+2. Size: the database file after a WAL checkpoint, in MB and bytes per memory.
+3. Search in-process: `store.search` over `--queries` corpus queries (agents'
+   recall shapes: symptoms, "how do I run", env vars, identifiers, and ~10%
+   about things never stored), read-only (tracking off), after 20 warm-up
+   queries; p50/p95/p99 in ms. Then the same with recall tracking on.
+4. A search process: `localmem search QUERY -w WS --json` and the prompt hook's
+   `localmem search --context QUERY` as real subprocesses, one at a time; wall
+   time p50/p95 and the largest resident set of any of them
+   (`resource.getrusage(RUSAGE_CHILDREN).ru_maxrss`).
+
+The database lives under /tmp and is deleted at the end unless `--keep`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpus  # noqa: E402
+
+import localmem  # noqa: E402
+from localmem.memory.restore import restore  # noqa: E402
+from localmem.memory.transfer import FORMAT, memory_key, parse_export  # noqa: E402
+
+CHUNK = 100_000
+BIN = Path(sys.executable).parent
+
+
+def export_chunk(items: list[corpus.Item], start: int) -> str:
+    """A localmem export document of `items` (the corpus repeats some texts: kept once)."""
+    records: dict[str, dict[str, object]] = {}
+    for offset, item in enumerate(items):
+        n = start + offset
+        key = memory_key(item.workspace, item.content)
+        if key in records:
+            continue
+        when = f"2025-{1 + n % 12:02d}-{1 + n % 28:02d}T{n % 24:02d}:{n % 60:02d}:00.000000Z"
+        records[key] = {
+            "key": key,
+            "content": item.content,
+            "workspace": item.workspace,
+            "kind": item.kind,
+            "keywords": list(item.keywords),
+            "source": None,
+            "session_id": None,
+            "seen_count": 1,
+            "recalled_count": 0,
+            "last_recalled_at": None,
+            "superseded_by": None,
+            "created_at": when,
+            "updated_at": when,
+        }
+    memories = list(records.values())
+    return json.dumps(
+        {"format": FORMAT, "format_version": 1, "count": len(memories), "memories": memories}
+    )
+
+
+def load(db: Path, count: int) -> tuple[float, int]:
+    started = time.perf_counter()
+    stream = corpus.memories(count)
+    done = 0
+    with localmem.open(db) as store:
+        while done < count:
+            items = [next(stream) for _ in range(min(CHUNK, count - done))]
+            source = parse_export(export_chunk(items, done), f"chunk {done}")
+            restore(store, source)
+            done += len(items)
+            print(f"  loaded {done:,} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        rows = int(store.connection.execute("SELECT count(*) FROM memories").fetchone()[0])
+    return time.perf_counter() - started, rows
+
+
+def percentiles(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+
+    def at(fraction: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(fraction * len(ordered)))], 1)
+
+    return {"p50": round(statistics.median(ordered), 1), "p95": at(0.95), "p99": at(0.99)}
+
+
+def search_in_process(db: Path, queries: list[tuple[str, str]], track: bool) -> dict[str, float]:
+    times: list[float] = []
+    with localmem.open(db) as store:
+        for text, workspace in queries[:20]:
+            store.search(text, workspace=workspace, track=False)
+        for text, workspace in queries:
+            started = time.perf_counter()
+            store.search(text, workspace=workspace, track=track)
+            times.append((time.perf_counter() - started) * 1000)
+    return percentiles(times)
+
+
+def search_processes(db: Path, queries: list[tuple[str, str]]) -> dict[str, object]:
+    env = dict(os.environ, LOCALMEM_DB=str(db), LOCALMEM_NO_TRACKING="1")
+    out: dict[str, object] = {}
+    for label, extra in (("search --json", ["--json"]), ("search --context", ["--context"])):
+        times: list[float] = []
+        for text, workspace in queries:
+            started = time.perf_counter()
+            done = subprocess.run(
+                [str(BIN / "localmem"), "search", text, "-w", workspace, *extra],
+                capture_output=True,
+                env=env,
+            )
+            times.append((time.perf_counter() - started) * 1000)
+            if done.returncode != 0:
+                raise SystemExit(f"localmem search failed: {done.stderr.decode()[-300:]}")
+        out[label] = percentiles(times)
+    # ru_maxrss is in kilobytes on Linux: the largest of every child waited for so far.
+    out["max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--memories", type=int, default=1_000_000)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--processes", type=int, default=40, help="queries run as subprocesses")
+    parser.add_argument("--keep", action="store_true", help="keep the database (printed path)")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="localmem-scale-", dir="/tmp"))
+    db = work / "memory.db"
+    try:
+        seconds, rows = load(db, args.memories)
+        size = db.stat().st_size
+        queries = corpus.queries(args.queries)
+        report: dict[str, object] = {
+            "memories_loaded": args.memories,
+            "rows_after_merge": rows,
+            "load_seconds": round(seconds, 1),
+            "load_per_second": round(args.memories / seconds),
+            "db_mb": round(size / 1e6, 1),
+            "db_bytes_per_row": round(size / max(rows, 1)),
+            "search_ms_read_only": search_in_process(db, queries, track=False),
+            "search_ms_tracking": search_in_process(db, queries, track=True),
+        }
+        report.update(search_processes(db, queries[: args.processes]))
+        print(json.dumps(report, indent=2))
+    finally:
+        if args.keep:
+            print(f"kept {db}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
