@@ -31,6 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus  # noqa: E402
 from memory_search import build  # noqa: E402
 
+import localmem  # noqa: E402
+
 WARMUP = 20
 
 
@@ -80,6 +82,10 @@ def bench(size: int, queries: int) -> None:
     with tempfile.TemporaryDirectory(prefix="mcp-recall-") as work:
         db = Path(work) / "memory.db"
         shutil.copyfile(shared, db)
+        # A second copy searched in-process, alternately: the store's own share of the time.
+        direct_db = Path(work) / "direct.db"
+        shutil.copyfile(shared, direct_db)
+        direct = localmem.open(direct_db)
         pipe = Pipe(db, Path(work))
         pipe.round_trip(
             "initialize",
@@ -91,6 +97,7 @@ def bench(size: int, queries: int) -> None:
         )
         recalls: list[float] = []
         pings: list[float] = []
+        searches: list[float] = []
         hits = 0
         for number, (query, workspace) in enumerate(asked):
             arguments = {"query": query, "workspace": workspace}
@@ -100,17 +107,28 @@ def bench(size: int, queries: int) -> None:
             )
             if result.get("isError"):
                 raise SystemExit(f"recall failed: {result}")
+            start = time.perf_counter()
+            direct.search(query, workspace=workspace, track=True)
+            searched = time.perf_counter() - start
             if number >= WARMUP:  # the first calls open the database and warm its pages
                 recalls.append(took)
                 pings.append(ping)
+                searches.append(searched)
                 hits += bool(json.loads(result["content"][0]["text"])["results"])
         pipe.close()
+        direct.close()
     p50, p95 = percentile(recalls, 0.5), percentile(recalls, 0.95)
     ping50 = statistics.median(pings)
     print(
         f"{size:>7,} memories, {queries} recalls ({hits} with results): "
         f"p50 {p50 * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms; "
         f"ping p50 {ping50 * 1000:.2f} ms; recall/ping p50 ratio {p50 / ping50:.1f}x",
+        flush=True,
+    )
+    s50, s95 = percentile(searches, 0.5), percentile(searches, 0.95)
+    print(
+        f"{'':>7}  in-process store.search on a copy: p50 {s50 * 1000:.1f} ms, "
+        f"p95 {s95 * 1000:.1f} ms (the server adds p50 {(p50 - s50) * 1000:.1f} ms)",
         flush=True,
     )
 
