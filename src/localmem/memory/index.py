@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 MAX_ENTITIES = 16
-_BACKTICK = re.compile(r"`([^`\n]{2,64})`")
-_IDENTIFIER = re.compile(
+_BACKTICK = r"`([^`\n]{2,64})`"
+_IDENTIFIER = (
     r"(?<![\w./:-])("
     r"[A-Za-z0-9_.~-]*[/.][A-Za-z0-9_./~-]*[A-Za-z0-9_]"  # paths, dotted names, files
     r"|[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+"  # snake_case, ENV_VARS
@@ -33,6 +33,15 @@ _IDENTIFIER = re.compile(
     r"|[A-Z]{3,}"  # acronyms: WAL, FTS, OAUTH
     r")"
 )
+# Compiled on first use by the write path: the prompt hook imports this module
+# (for `ws_term`) and must not pay for these patterns.
+_patterns: list[re.Pattern[str]] = []
+
+
+def _compiled() -> list[re.Pattern[str]]:
+    if not _patterns:
+        _patterns.extend([re.compile(_BACKTICK), re.compile(_IDENTIFIER)])
+    return _patterns
 
 
 def ws_term(workspace_id: int) -> str:
@@ -97,10 +106,11 @@ def remove_terms(
 
 def entity_names(content: str) -> list[str]:
     """The identifiers `content` names, lower-cased, de-duplicated, at most MAX_ENTITIES."""
+    backtick, identifier = _compiled()
     found: dict[str, None] = {}
-    for match in _BACKTICK.finditer(content):
+    for match in backtick.finditer(content):
         found.setdefault(match.group(1).strip().lower(), None)
-    for match in _IDENTIFIER.finditer(content):
+    for match in identifier.finditer(content):
         name = match.group(1).strip(".-/").lower()
         if len(name) >= 3 and any(ch.isalpha() for ch in name) and len(name) <= 64:
             found.setdefault(name, None)
