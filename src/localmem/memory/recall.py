@@ -91,13 +91,17 @@ def _neighbors(
     if related_pool:
         # Only live rows in scope can be related neighbours: filter before converting.
         pool = list(related_pool)
-        sql = f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(pool))}) "
-        sql += "AND superseded_by IS NULL"
-        params: list[object] = list(pool)
-        if names is not None:
-            sql += f" AND workspace IN ({','.join('?' * len(names))})"
-            params.extend(names)
-        usable = {int(i) for (i,) in conn.execute(sql, params)}
+        # By id only: with a workspace condition the planner would walk the workspace
+        # index instead of looking up these few rows.
+        usable = {
+            int(i)
+            for i, workspace, superseded_by in conn.execute(
+                f"SELECT id, workspace, superseded_by FROM memories "
+                f"WHERE id IN ({','.join('?' * len(pool))})",
+                pool,
+            )
+            if superseded_by is None and (names is None or workspace in names)
+        }
         for memory in hits:
             shared = {i: n for i, n in shared_by[memory.id].items() if i in usable}
             shared_by[memory.id] = shared
