@@ -14,8 +14,8 @@
    queries; p50/p95/p99 in ms. Then the same with recall tracking on.
 4. A search process: `localmem search QUERY -w WS --json` and the prompt hook's
    `localmem search --context QUERY` as real subprocesses, one at a time; wall
-   time p50/p95 and the largest resident set of any of them
-   (`resource.getrusage(RUSAGE_CHILDREN).ru_maxrss`).
+   time p50/p95 and the largest resident set of any of them (`ru_maxrss` from
+   `os.wait4`, measured from a small helper process, see HELPER).
 
 The database lives under /tmp and is deleted at the end unless `--keep`.
 """
@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -112,24 +111,46 @@ def search_in_process(db: Path, queries: list[tuple[str, str]], track: bool) -> 
     return percentiles(times)
 
 
+# Run from a small helper process: a child's ru_maxrss starts from its parent's
+# resident size at fork, so searches forked from this (large) bench would report
+# the bench's own memory. The helper's children report their own.
+HELPER = """
+import json, os, resource, subprocess, sys, time
+job = json.load(sys.stdin)
+times, rss = [], 0
+for text, workspace in job["queries"]:
+    started = time.perf_counter()
+    proc = subprocess.Popen([job["bin"], "search", text, "-w", workspace, *job["extra"]],
+                            stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit("localmem search failed")
+    times.append((time.perf_counter() - started) * 1000)
+    rss = max(rss, usage.ru_maxrss)
+print(json.dumps({"times": times, "rss_kb": rss,
+                  "all_children_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
+"""
+
+
 def search_processes(db: Path, queries: list[tuple[str, str]]) -> dict[str, object]:
     env = dict(os.environ, LOCALMEM_DB=str(db), LOCALMEM_NO_TRACKING="1")
     out: dict[str, object] = {}
     for label, extra in (("search --json", ["--json"]), ("search --context", ["--context"])):
-        times: list[float] = []
-        for text, workspace in queries:
-            started = time.perf_counter()
-            done = subprocess.run(
-                [str(BIN / "localmem"), "search", text, "-w", workspace, *extra],
-                capture_output=True,
-                env=env,
-            )
-            times.append((time.perf_counter() - started) * 1000)
-            if done.returncode != 0:
-                raise SystemExit(f"localmem search failed: {done.stderr.decode()[-300:]}")
-        out[label] = percentiles(times)
-    # ru_maxrss is in kilobytes on Linux: the largest of every child waited for so far.
-    out["max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
+        job = {"bin": str(BIN / "localmem"), "extra": extra, "queries": queries}
+        done = subprocess.run(
+            [sys.executable, "-c", HELPER],
+            input=json.dumps(job),
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
+        result = json.loads(done.stdout)
+        # ru_maxrss is in kilobytes on Linux.
+        out[label] = {
+            **percentiles(result["times"]),
+            "max_rss_mb": round(result["rss_kb"] / 1024, 1),
+        }
     return out
 
 
