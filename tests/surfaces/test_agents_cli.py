@@ -14,6 +14,9 @@ from conftest import script
 
 import localmem
 
+# `make test` installs this checkout, so the install advice must name it.
+CHECKOUT = Path(__file__).resolve().parents[2]
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # the dev extra installs tomli on 3.10
@@ -160,8 +163,9 @@ def _make_venv(where: Path) -> Path:
 @pytest.mark.parametrize(
     ("cache", "advice"),
     [
-        (".cache/uv/archive-v0/Xa1b2", "uv tool install localmem"),
-        (".local/pipx/.cache/4f2e9a", "pipx install localmem"),
+        # The advice names the checkout this copy was installed from (PEP 610 record).
+        (".cache/uv/archive-v0/Xa1b2", f"uv tool install {CHECKOUT}"),
+        (".local/pipx/.cache/4f2e9a", f"pipx install {CHECKOUT}"),
     ],
     ids=["uvx", "pipx-run"],
 )

@@ -43,7 +43,36 @@ def throwaway_tool(path: Path | str, env: Mapping[str, str] | None = None) -> st
     return None
 
 
-INSTALL_COMMANDS = {"uv": "uv tool install localmem", "pipx": "pipx install localmem"}
+def install_source() -> str:
+    """What to hand `uv tool install` / `pipx install`: where this copy came from.
+
+    A copy built from a checkout records that folder in its `direct_url.json`
+    (PEP 610); naming it installs the same localmem for good. Without that
+    record the package name is the best we know.
+    """
+    from importlib import metadata
+
+    try:
+        record = metadata.distribution("localmem").read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
+        record = None
+    if record:
+        import json
+        from urllib.parse import unquote, urlparse
+
+        try:
+            url = urlparse(str(json.loads(record).get("url", "")))
+        except (ValueError, AttributeError):
+            url = urlparse("")
+        if url.scheme == "file" and url.path:
+            return unquote(url.path)
+    return "localmem"
+
+
+def install_commands(source: str | None = None) -> dict[str, str]:
+    """The two commands that install localmem for good, keyed by tool."""
+    source = install_source() if source is None else source
+    return {"uv": f"uv tool install {source}", "pipx": f"pipx install {source}"}
 
 
 def localmem_command(
@@ -63,9 +92,10 @@ def localmem_command(
     beside = Path(executable).parent / "localmem"
     found = str(beside) if beside.is_file() and os.access(beside, os.X_OK) else which("localmem")
     if found is None:
+        commands = install_commands()
         raise NotFound(
             "cannot find the installed `localmem` command; install it with "
-            "`uv tool install localmem` (or `pipx install localmem`) and run this again."
+            f"`{commands['uv']}` (or `{commands['pipx']}`) and run this again."
         )
     resolved = Path(found).resolve()
     if not refuse_throwaway:
@@ -76,7 +106,7 @@ def localmem_command(
             raise InvalidInput(
                 f"localmem is running from {tool}'s temporary cache ({found}), which is "
                 f"deleted when the cache is cleaned, so an agent could not start it later; "
-                f"install it for good with `{INSTALL_COMMANDS[tool]}` and run "
+                f"install it for good with `{install_commands()[tool]}` and run "
                 f"`localmem agents --install NAME` from that install."
             )
     return resolved
