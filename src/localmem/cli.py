@@ -206,6 +206,16 @@ def forget(memory_id: int, dry_run: bool, yes: bool, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("memory_id", metavar="ID", type=int)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def show(memory_id: int, as_json: bool) -> None:
+    """Print one memory in full (a recall line cut at 400 characters names its ID)."""
+    from localmem.memory_cli import run_show
+
+    run_show(memory_id, as_json=as_json)
+
+
+@cli.command()
+@click.argument("memory_id", metavar="ID", type=int)
 @click.option("--kind", type=_KINDS, default="lesson", show_default=True, help="The new kind.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def promote(memory_id: int, kind: str, as_json: bool) -> None:

@@ -31,7 +31,7 @@ def context_line(workspace: str, content: str, memory_id: int) -> str:
     text = " ".join(content.split())
     if len(text) > CONTEXT_CHARS:
         cut = text[:CONTEXT_CHARS].rstrip()
-        text = f"{cut} [... cut; full text: memory {memory_id}]"
+        text = f"{cut} [... cut; full text: localmem show {memory_id}]"
     return f"- ({workspace}) {text}"
 
 

@@ -304,6 +304,15 @@ def run_forget(memory_id: int, *, dry_run: bool, yes: bool, as_json: bool) -> No
         click.echo(f"memory {other} is now superseded by memory {target}")
 
 
+def run_show(memory_id: int, *, as_json: bool) -> None:
+    with open_store(create=False) as store:
+        memory = store.get(memory_id)
+    if as_json:
+        _echo_json(memory_dict(memory))
+    else:
+        click.echo(describe(memory))
+
+
 def run_promote(memory_id: int, *, kind: str, as_json: bool) -> None:
     with open_store(create=False) as store:
         result: PromoteResult = store.promote(memory_id, kind)

@@ -114,10 +114,22 @@ def test_context_lines(run) -> None:  # type: ignore[no-untyped-def]
     assert len(lines) == 1
     assert lines[0].startswith("- (billing) Deploy checklist: step0 step1")
     assert "\n" not in lines[0].removeprefix("- (billing) ")
-    assert "memory 1]" in lines[0] and "cut" in lines[0]
+    assert lines[0].endswith("[... cut; full text: localmem show 1]")
     assert "never force push" not in out  # no core in hook lines
     code, out, _ = run("search", "zzzunknownword", "--context")
     assert (code, out) == (0, "")
+    # The command the cut line names prints the whole text.
+    code, out, _ = run("show", "1")
+    assert code == 0 and "step199" in out and out.startswith("memory 1 (billing, note, ")
+    code, out, _ = run("show", "1", "--json")
+    assert code == 0 and json.loads(out)["content"] == long_text.strip()
+
+
+def test_show_unknown_id_is_one_sentence(run) -> None:  # type: ignore[no-untyped-def]
+    run("add", "something to make the database exist")
+    code, out, err = run("show", "99")
+    assert code == 1 and out == "" and "No memory has id 99" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
 def test_context_drops_weak_unless_fallback(run) -> None:  # type: ignore[no-untyped-def]
