@@ -16,7 +16,9 @@ property, is a crash that libFuzzer reports with the input that caused it.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sqlite3
 import sys
 import tempfile
@@ -34,6 +36,7 @@ with atheris.instrument_imports():
     from localmem.memory.transfer import parse_export
 
 os.environ["LOCAL_MEMORY_DIR"] = tempfile.mkdtemp(prefix="localmem-atheris-")
+atexit.register(shutil.rmtree, os.environ["LOCAL_MEMORY_DIR"], True)
 FTS = sqlite3.connect(":memory:")
 FTS.execute(
     "CREATE VIRTUAL TABLE f USING fts5(body, kw, ws, content='', "
