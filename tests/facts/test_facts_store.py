@@ -169,3 +169,26 @@ def test_reader_sees_hand_edited_file_without_crashing(folder: str) -> None:
     Path(folder, "games.md").write_bytes(b"# Games\n\n- 2026-01-01: likes \xff puzzles\n")
     assert store.index(folder) == [("games", 1)]
     assert "likes \ufffd puzzles" in store.recall(folder, "games")
+
+
+def test_a_killed_writers_temporary_file_is_swept_by_the_next_write(folder: str) -> None:
+    import subprocess
+    import sys
+
+    store.remember(folder, "games", "likes puzzles", DAY, sync=False)
+    # A writer killed between writing its temporary file and renaming it.
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    stale = Path(folder, f".tmp{dead.stdout.strip()}-0a1b2c3d-games.md")
+    stale.write_text("- 2026-11-30: half a li")
+    live = Path(folder, f".tmp{os.getpid()}-0a1b2c3d-food.md")  # a writer still running
+    live.write_text("")
+    store.remember(folder, "food", "likes pasta", DAY, sync=False)
+    assert not stale.exists() and live.exists()
+    assert Path(folder, "games.md").read_text() == "- 2026-11-30: likes puzzles\n"
+    store.forget(folder, "food", "pasta", sync=False)
+    assert live.exists()

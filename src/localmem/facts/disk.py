@@ -87,6 +87,37 @@ def write_atomic(file: str, data: bytes) -> None:
     _fsync_dir(parent)
 
 
+def sweep_stale_temps(path: str) -> int:
+    """Remove `.tmp<pid>-*` files whose writer is gone (killed between write and rename).
+
+    Such a file never holds a fact the store lost: the rename that would have made
+    it the topic file did not happen. A live writer's file is left alone.
+    """
+    removed = 0
+    for name in os.listdir(path):
+        if not name.startswith(".tmp"):
+            continue
+        pid_text = name[4:].split("-", 1)[0]
+        if not pid_text.isdigit() or _alive(int(pid_text)):
+            continue
+        try:
+            os.unlink(os.path.join(path, name))
+            removed += 1
+        except FileNotFoundError:
+            pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: not ours to judge
+    return True
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:

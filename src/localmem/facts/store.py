@@ -89,6 +89,7 @@ def remember(path: str, topic: str, fact: str, today: str, sync: bool = True) ->
     disk.ensure_folder(path)
     file = disk.topic_path(path, topic)
     with disk.FileLock(os.path.join(path, disk.LOCK_NAME)):
+        disk.sweep_stale_temps(path)
         lines = read_lines(path, topic)
         if any(rules.parse_line(line)[1] == folded for line in fact_lines(lines)):
             return Outcome(f"already remembered in {topic}; it holds:\n" + _body(lines), False)
@@ -113,6 +114,7 @@ def forget(path: str, topic: str, text: str, sync: bool = True) -> Outcome:
     if not os.path.isdir(path):
         return Outcome(f"There are no facts about {topic}; nothing was removed.\n", False)
     with disk.FileLock(os.path.join(path, disk.LOCK_NAME)):
+        disk.sweep_stale_temps(path)
         lines = read_lines(path, topic)
         facts = fact_lines(lines)
         if not facts:
