@@ -1,7 +1,8 @@
 """`make demo`: a real session on a throwaway store, printed as it runs.
 
-Each step runs the installed `local-memory` command as a subprocess against a
-temporary folder (LOCAL_MEMORY_DIR), so nothing touches your own memory.
+Each step runs an installed command (`local-memory`, `localmem`) as a subprocess
+against a temporary folder (LOCAL_MEMORY_DIR) and a temporary database
+(LOCALMEM_DB), so nothing touches your own memory.
 """
 
 from __future__ import annotations
@@ -24,12 +25,10 @@ def find_command(name: str) -> str:
     return found
 
 
-def run(env: dict[str, str], *args: str) -> None:
+def run(env: dict[str, str], *args: str, command: str = "local-memory") -> None:
     """Print the command, run it, print what it printed and its exit status."""
-    print(f"$ {shlex.join(['local-memory', *args])}")
-    done = subprocess.run(
-        [find_command("local-memory"), *args], env=env, capture_output=True, text=True
-    )
+    print(f"$ {shlex.join([command, *args])}")
+    done = subprocess.run([find_command(command), *args], env=env, capture_output=True, text=True)
     for line in (done.stdout + done.stderr).splitlines():
         print(f"  {line}")
     print(f"  (exit status {done.returncode})\n")
@@ -49,12 +48,77 @@ def facts_part(env: dict[str, str]) -> None:
     run(env, "prompt")
 
 
+def memory_part(env: dict[str, str]) -> None:
+    print("== the memory store: what coding agents learn, per workspace ==\n")
+
+    def localmem(*args: str) -> None:
+        run(env, *args, command="localmem")
+
+    localmem(
+        "add",
+        "Deploys go through scripts/release.sh; never kubectl apply by hand",
+        "-w",
+        "billing",
+        "-K",
+        "deploy",
+        "-K",
+        "release",
+    )
+    localmem(
+        "add",
+        "Symptom: login 401 after deploy. Cause: JWT clock skew. Fix: 60 s leeway",
+        "-w",
+        "billing",
+        "--kind",
+        "lesson",
+        "-K",
+        "jwt",
+        "-K",
+        "auth",
+    )
+    localmem(
+        "add",
+        "Answer in English; commit messages in the imperative",
+        "-w",
+        "global",
+        "--kind",
+        "core",
+    )
+    # The same text again, as a markdown bullet: merged, not stored twice.
+    localmem(
+        "add",
+        "-w",
+        "billing",
+        "--",
+        "- deploys go through scripts/release.sh;  never kubectl apply by hand",
+    )
+    localmem(
+        "add",
+        "Deploys now go through the release workflow in CI",
+        "-w",
+        "billing",
+        "--supersedes",
+        "1",
+        "-K",
+        "deploy",
+    )
+    localmem("search", "how do we deploy", "-w", "billing")
+    localmem("search", "why does login fail with 401", "-w", "billing", "--context")
+    localmem("search", "favourite pizza topping", "-w", "billing")  # not stored: silence
+    localmem("stats")
+
+
 def main() -> None:
     work = tempfile.mkdtemp(prefix="localmem-demo-")
-    env = dict(os.environ, LOCAL_MEMORY_DIR=os.path.join(work, "facts"))
+    env = dict(
+        os.environ,
+        LOCAL_MEMORY_DIR=os.path.join(work, "facts"),
+        LOCALMEM_DB=os.path.join(work, "memory", "memory.db"),
+    )
     print(f"A throwaway store in {work}\n")
     try:
         facts_part(env)
+        memory_part(env)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

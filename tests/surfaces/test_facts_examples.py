@@ -57,3 +57,10 @@ def test_demo_runs_a_real_session() -> None:
     assert "Topics to recall: food (1), games (1)" in out
     assert "(exit status 1)" in out  # the refused topic
     assert "Traceback" not in out + done.stderr
+    # The memory-store part: add, merge a duplicate, supersede, recall, stay silent.
+    assert "added memory 1 (billing)" in out
+    assert "duplicate_merged into memory 1 (billing), seen 2 times" in out
+    assert "-> supersedes [1]" in out
+    assert "- (billing) Symptom: login 401 after deploy." in out
+    assert "Nothing matched this query in 'billing'" in out
+    assert "(exit status 2)" not in out
