@@ -148,7 +148,10 @@ def test_empty_store_message(store: Store) -> None:
 
 def test_weak_hits_are_marked(store: Store) -> None:
     store.add("Grafana dashboards are provisioned from json files", workspace="w")
-    recall = store.search("grafana alert routing pagerduty escalation policy", workspace="w")
+    recall = store.search(
+        "grafana dashboards provisioned from json alert routing pagerduty escalation policy",
+        workspace="w",
+    )
     assert len(recall.hits) == 1
     assert recall.hits[0].weak and recall.hits[0].stage == "fallback"
     assert recall.message is not None and "weak" in recall.message

@@ -134,7 +134,7 @@ def test_show_unknown_id_is_one_sentence(run) -> None:  # type: ignore[no-untype
 
 def test_context_drops_weak_unless_fallback(run) -> None:  # type: ignore[no-untyped-def]
     run("add", "Grafana dashboards are provisioned from json")
-    query = "grafana alert routing pagerduty escalation policy"
+    query = "grafana dashboards provisioned from json alert routing pagerduty escalation policy"
     _, out, _ = run("search", query)
     assert "[weak]" in out
     _, out, _ = run("search", query, "--context")
@@ -248,9 +248,9 @@ def test_search_does_not_import_mcp(run, env: dict[str, str]) -> None:  # type: 
 
 
 def test_context_fast_path_skips_click(run, env: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
-    run("add", "Anything at all")
+    run("add", "Ledgers close at midnight")  # "anything" is a stopword (decision 72)
     code = (
-        "import sys\nsys.argv = ['localmem', 'search', 'anything', '--context']\n"
+        "import sys\nsys.argv = ['localmem', 'search', 'ledgers', '--context']\n"
         "from localmem.entry import main\n"
         "try:\n    main()\nexcept SystemExit: pass\n"
         "heavy = ('click', 'dataclasses', 'typing', 'pathlib')\n"
@@ -264,7 +264,7 @@ def test_context_fast_path_skips_click(run, env: dict[str, str]) -> None:  # typ
         cwd=run.repo,
     )
     lines = done.stdout.strip().splitlines()
-    assert lines[0] == "- (billing) Anything at all"
+    assert lines[0] == "- (billing) Ledgers close at midnight"
     assert lines[-1] == "[]", done.stderr
 
 

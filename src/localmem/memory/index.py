@@ -57,11 +57,10 @@ def doc_terms(content: str, keywords: Iterable[str]) -> set[str]:
 def _indexed(content: str, keywords: list[str]) -> tuple[str, str, list[str], set[str]]:
     """(body terms, keyword terms, content's meaningful terms, all meaningful terms),
     tokenizing each text once."""
-    body = tokens.tokens(content)
-    kw = tokens.tokens(" ".join(keywords))
-    meaningful = [t for t in dict.fromkeys(body) if tokens.is_meaningful(t)]
+    body, meaningful = tokens.analyze(content)
+    kw, kw_meaningful = tokens.analyze(" ".join(keywords))
     found = set(meaningful)
-    found.update(t for t in kw if tokens.is_meaningful(t))
+    found.update(kw_meaningful)
     return " ".join(body), " ".join(kw), meaningful, found
 
 

@@ -5,17 +5,23 @@ here alone (section 10 measures it). The contract with `recall.py`:
 `rank()` gets the query text, the workspace filter and a kind filter, and
 returns scored candidates best first, each tagged with the stage that found it.
 
-First ranking:
-1. The query's meaningful tokens (stopwords and punctuation dropped; a query of
-   stopwords alone has none and matches nothing) are quoted by us and OR-ed in
-   an FTS5 MATCH, so no user text ever reaches FTS5's query syntax.
+How it ranks (decisions 72-76 say why, with the `localmem eval` tables):
+1. The query's meaningful terms (stopwords on the written word, folded, stemmed;
+   a query of stopwords alone has none and matches nothing) are quoted by us and
+   OR-ed in an FTS5 MATCH, so no user text ever reaches FTS5's query syntax.
 2. Only the rarer of those terms are looked up (their postings fit a fixed
    budget, the rarest always included), so the cost does not grow with the
    store; BM25 with keywords at 0.4 of the content's weight picks candidates.
-3. Coverage (how many of the query's tokens a memory holds) separates a match
-   from a guess: a memory holding at least half of them, or three, is a
-   `match`; one that shares less is a `fallback` hit, reported as weak. The
-   score is the rarity-weighted share of the query's terms a memory holds.
+3. Each candidate is scored by weighted coverage: the share of the query's idf
+   weight it holds (content or keywords). A word no memory holds weighs the
+   most, because it is most likely the subject of a question whose answer is
+   not stored. Under a quarter of the weight nothing is returned: silence, not
+   a guess. Half the weight, or half the words, is a `match`; the rest is a
+   `fallback` hit, reported as weak.
+4. A query naming something no memory names (an identifier, an acronym, a word
+   capitalized inside a sentence) gets no weak guesses, only real matches.
+5. A memory naming one of the query's identifiers exactly gets a bonus, and
+   BM25 (squashed into [0, 0.5)) breaks the remaining ties.
 """
 
 from __future__ import annotations
@@ -31,8 +37,9 @@ if TYPE_CHECKING:
 
 MAX_QUERY_TERMS = 32
 KEYWORD_WEIGHT = 0.4
-MATCH_COVERAGE = 0.5
-MATCH_TERMS = 3
+MATCH_COVERAGE = 0.5  # of the query's idf weight: a match
+FALLBACK_COVERAGE = 0.25  # a weak guess; below this nothing is returned
+NAME_CREDIT = 0.25  # a memory naming the query's identifier exactly
 CANDIDATE_FACTOR = 4  # rank this many times k by BM25, then re-score by coverage
 MIN_CANDIDATES = 20
 KIND_FACTOR = 5  # with a kind filter, fetch this many more candidates before filtering
@@ -149,9 +156,11 @@ def rank(
         return []  # no query word occurs in any memory: silence, not a guess
     row = conn.execute("SELECT max(id) FROM memories").fetchone()
     total = max(int(row[0] or 1), max(df.values()))
-    # Rarer words weigh more; a word no memory holds weighs like the rarest.
-    weight = {t: math.log(1.0 + total / df.get(t, 1)) for t in terms}
+    # Rarer words weigh more; a word no memory holds weighs the most. The +1 and
+    # +0.5 keep a tiny store sane (a word in every memory still weighs log 2).
+    weight = {t: math.log(1.0 + (total + 1) / (df.get(t, 0) + 0.5)) for t in terms}
     whole = sum(weight.values())
+    guesses = not unknown_name(conn, query, df)
     # The index alone orders by BM25 (no join: a join would read every matching row
     # of `memories` before the LIMIT); filters apply to the few rows it returns.
     want = max(MIN_CANDIDATES, limit * CANDIDATE_FACTOR) + len(exclude or ())
@@ -178,15 +187,114 @@ def rank(
         missing = wanted - held
         if keywords and missing:
             folded = tokens.fold(keywords)
-            # A stem is a prefix of the words it came from: no substring, no match.
-            if any(term in folded for term in missing):
+            # A stem, less a final e or i it may have gained (`living` -> `live`,
+            # `reply` -> `repli`), is part of the word it came from: no substring,
+            # no match, and no need to tokenize the keywords.
+            if any((t[:-1] if t[-1] in "ei" else t) in folded for t in missing):
                 held.update(missing.intersection(tokens.tokens(keywords)))
-        coverage = len(held) / len(wanted)
-        good = coverage >= MATCH_COVERAGE or len(held) >= MATCH_TERMS
+        coverage = sum(weight[t] for t in held) / whole
+        if coverage >= MATCH_COVERAGE:
+            stage: Stage = "match"
+        elif guesses and coverage >= FALLBACK_COVERAGE:
+            # Half the question's words is a match even when the rest weighs more
+            # (in a small store every word it lacks weighs the most).
+            stage = "match" if len(held) * 2 >= len(wanted) else "fallback"
+        else:
+            continue
         # Weighted coverage leads; BM25 (negative in FTS5, better is lower; near zero
         # in a tiny store) squashed into [0, 0.5) breaks ties.
         strength = strength_of[int(memory_id)]
-        score = sum(weight[t] for t in held) / whole + 0.5 * strength / (strength + 1.0)
-        out.append(Candidate(int(memory_id), score, "match" if good else "fallback", coverage))
+        score = coverage + 0.5 * strength / (strength + 1.0)
+        out.append(Candidate(int(memory_id), score, stage, coverage))
+    _credit_names(conn, query, out)
     out.sort(key=lambda c: (c.stage != "match", -c.score, c.id))
     return out
+
+
+_EDGE = "\"'`()[]{}<>,;:!?.*"
+
+
+def _names(query: str) -> tuple[list[str], bool]:
+    """(the words of `query` that name something, whether one looks like an identifier).
+
+    Plain string work, no pattern: the prompt hook ranks every prompt, and most
+    prompts name nothing, so the identifier patterns are compiled only when needed.
+    """
+    found: list[str] = []
+    identifier = False
+    sentence_start = True
+    for raw in query.split():
+        word = raw.strip(_EDGE)
+        if word:
+            inner = any(ch in word for ch in "_./`") or (
+                any(ch.isdigit() for ch in word) and any(ch.isalpha() for ch in word)
+            )
+            capital = any(ch.isupper() for ch in word[1:]) or (
+                word[0].isupper() and not sentence_start
+            )
+            if inner or capital:
+                found.append(word)
+                identifier = identifier or inner or any(ch.isupper() for ch in word[1:])
+        sentence_start = raw.endswith((".", "!", "?", ":", ";"))
+    return found, identifier
+
+
+def unknown_name(conn: sqlite3.Connection, query: str, df: dict[str, int]) -> bool:
+    """Whether the query names something no memory names.
+
+    A name is an identifier (`parse_config`, `app.py`, `getUser`, `E0502`), an
+    acronym (`AWS`) or a word capitalized inside a sentence (`Kafka`). A memory
+    that answers a question about a named thing names it too, so an unknown
+    name means the answer is most likely not stored: weak guesses are withheld
+    and only a real match (which must cover the rest of the query) is returned.
+    Identifiers are looked up whole among the entities the write path records;
+    other names by their terms.
+    """
+    words, identifier = _names(query)
+    if not words:
+        return False
+    if identifier:
+        identifiers = index.entity_names(query)
+        if identifiers:
+            marks = ",".join("?" * len(identifiers))
+            known = {
+                str(row[0])
+                for row in conn.execute(
+                    f"SELECT name FROM entities WHERE name IN ({marks})", identifiers
+                )
+            }
+            if any(name not in known for name in identifiers):
+                return True
+    for word in words:
+        if identifier and index.entity_names(word):
+            continue  # an identifier: judged whole above
+        terms = tokens.meaningful(word)
+        if terms and any(t not in df for t in terms):
+            return True
+    return False
+
+
+def _credit_names(conn: sqlite3.Connection, query: str, found: list[Candidate]) -> None:
+    """Raise the score of memories that name one of the query's identifiers exactly.
+
+    Tokens split `build_match_expression` into words it shares with its neighbours
+    (`build_or_match_expression`); the whole identifier says which one was meant.
+    """
+    if not found or not _names(query)[1]:
+        return
+    names = index.entity_names(query)
+    if not names:
+        return
+    ids = [c.id for c in found]
+    named = {
+        int(row[0])
+        for row in conn.execute(
+            "SELECT me.memory_id FROM memory_entities AS me JOIN entities AS e "
+            f"ON e.id = me.entity_id WHERE e.name IN ({','.join('?' * len(names))}) "
+            f"AND me.memory_id IN ({','.join('?' * len(ids))})",
+            [*names, *ids],
+        )
+    }
+    for candidate in found:
+        if candidate.id in named:
+            candidate.score += NAME_CREDIT

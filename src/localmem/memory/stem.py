@@ -17,6 +17,8 @@ need.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 _VOWELS = frozenset("aeiouy")
 _DOUBLES = ("bb", "dd", "ff", "gg", "mm", "nn", "pp", "rr", "tt")
 # Words the algorithm would damage, from the Porter2 definition (steps 0 to 1 only).
@@ -129,9 +131,12 @@ def _step5(word: str) -> str:
     return word
 
 
+# A store's vocabulary is small next to its word count: each word is stemmed once.
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """The inflectional Porter2 stem of one folded word (`deploying` -> `deploy`)."""
-    if len(word) <= 2 or not word.isascii() or not word.isalpha():
+    # Every step needs one of these endings (s; ed, ing, ly; y; e; ll): most words leave here.
+    if len(word) <= 2 or word[-1] not in "sdgyel" or not word.isascii() or not word.isalpha():
         return word
     if word in _EXCEPTIONS:
         return _EXCEPTIONS[word]
