@@ -295,3 +295,34 @@ def test_write_baseline_file_round_trips(tmp_path: Path, monkeypatch: pytest.Mon
     report = evaluate.run(load(write_fixture(tmp_path, TINY)))
     assert evaluate.write_baseline_file([report]) == target
     assert evaluate.read_baseline()["fixtures"]["tiny"] == evaluate.pinned(report)
+
+
+def test_progress_shows_on_a_terminal_only(tmp_path: Path, env: dict[str, str]) -> None:
+    import os
+    import pty
+
+    fixture = write_fixture(tmp_path, TINY)
+    main, replica = pty.openpty()
+    try:
+        done = subprocess.run(
+            [script("localmem"), "eval", "--fixture", str(fixture), "--json"],
+            stdout=subprocess.PIPE,
+            stderr=replica,
+            env=env,
+            timeout=120,
+        )
+        os.close(replica)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:  # the terminal's other end is closed: everything is read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(main)
+    assert done.returncode == 0
+    assert b"tiny: writing" in shown and b"tiny: asking" in shown
+    assert json.loads(done.stdout)["fixtures"][0]["fixture"] == "tiny"  # stdout stays clean
