@@ -13,7 +13,6 @@ this on every question a voice assistant hears.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,38 +65,18 @@ def atomic_write(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
 
     The temporary file lives in the same folder (so `os.replace` is a rename on
     one file system) and is named `.tmp*`, which the facts store's .gitignore
-    excludes. It is removed if anything fails before the rename.
+    excludes. One implementation serves both stores: the facts store's, which
+    avoids pathlib for the start-up budget of `local-memory prompt`.
     """
-    tmp = path.parent / f".tmp{os.getpid()}-{os.urandom(4).hex()}-{path.name}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(path.parent)
+    from localmem.facts import disk
 
-
-def _fsync_dir(folder: Path) -> None:
-    # The rename is durable only once the folder entry is on disk.
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    disk.write_atomic(str(path), data, mode)
 
 
 @contextlib.contextmanager
 def locked(lock_path: Path) -> Iterator[None]:
     """Hold an exclusive flock on `lock_path` (created 0600 if missing) for the block."""
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, FILE_MODE)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    from localmem.facts import disk
+
+    with disk.FileLock(str(lock_path)):
         yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the lock

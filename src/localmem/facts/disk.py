@@ -66,11 +66,11 @@ def topic_names(path: str) -> list[str]:
     return [name[:-3] for name in names if name.endswith(SUFFIX) and not name.startswith(".")]
 
 
-def write_atomic(file: str, data: bytes) -> None:
-    """Replace `file` with `data` in one step (0600), durable once this returns."""
+def write_atomic(file: str, data: bytes, mode: int = FILE_MODE) -> None:
+    """Replace `file` with `data` in one step (0600 unless told), durable once this returns."""
     parent = os.path.dirname(file)
     tmp = os.path.join(parent, f".tmp{os.getpid()}-{os.urandom(4).hex()}-{os.path.basename(file)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         try:
             _write_all(fd, data)
