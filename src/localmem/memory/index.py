@@ -117,13 +117,13 @@ def entity_names(content: str) -> list[str]:
 
 
 def link_entities(conn: sqlite3.Connection, memory_id: int, content: str) -> None:
-    for name in entity_names(content):
-        conn.execute("INSERT OR IGNORE INTO entities(name) VALUES (?)", (name,))
-        conn.execute(
-            "INSERT OR IGNORE INTO memory_entities(memory_id, entity_id) "
-            "SELECT ?, id FROM entities WHERE name = ?",
-            (memory_id, name),
-        )
+    names = [(name,) for name in entity_names(content)]
+    conn.executemany("INSERT OR IGNORE INTO entities(name) VALUES (?)", names)
+    conn.executemany(
+        "INSERT OR IGNORE INTO memory_entities(memory_id, entity_id) "
+        "SELECT ?, id FROM entities WHERE name = ?",
+        [(memory_id, name) for (name,) in names],
+    )
 
 
 def unlink_entities(conn: sqlite3.Connection, memory_id: int, *, dry_run: bool = False) -> int:

@@ -21,6 +21,7 @@ Cheap to import (`re` and `unicodedata` only): the prompt hook's fast
 
 from __future__ import annotations
 
+import functools  # already loaded by `re`: free on the hook path
 import re
 import unicodedata
 
@@ -121,13 +122,21 @@ def _meaningful_word(written: str, term: str) -> bool:
 
 def analyze(text: str) -> tuple[list[str], list[str]]:
     """(every index term of `text` in order, its distinct meaningful terms): one pass."""
+    every, meaningful_terms = _analyzed(text)
+    return list(every), list(meaningful_terms)
+
+
+@functools.lru_cache(maxsize=32)
+def _analyzed(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    # One add reads the same text several times (duplicate key, similarity, index);
+    # a small cache makes that one tokenization. Tuples, so no caller can alter it.
     every: list[str] = []
     seen: dict[str, None] = {}
     for written, term in _words(text):
         every.append(term)
         if _meaningful_word(written, term):
             seen.setdefault(term, None)
-    return every, list(seen)
+    return tuple(every), tuple(seen)
 
 
 def meaningful(text: str) -> list[str]:
