@@ -8,6 +8,11 @@ from pathlib import Path
 
 from localmem import tools
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the dev extra installs tomli on 3.10
+    import tomli as tomllib
+
 ROOT = Path(__file__).resolve().parents[2]
 TOOL_DIR = ROOT / tools.DESKTOP_ASSISTANT_DIR
 
@@ -19,8 +24,6 @@ def test_toml_files_match_the_definition() -> None:
 
 
 def test_toml_files_say_what_the_spec_says() -> None:
-    import tomllib  # Python 3.11+, which the development environment runs
-
     for tool in tools.FACT_TOOLS:
         parsed = tomllib.loads(tools.desktop_assistant_toml(tool))
         assert parsed["description"] == tool.description
