@@ -227,6 +227,39 @@ def test_reference_link_to_a_missing_id_is_dropped_with_a_warning(tmp_path: Path
         assert restore(store, source).links == 0
 
 
+def test_reference_links_our_rules_refuse_are_dropped_not_fatal(tmp_path: Path) -> None:
+    document = _reference()
+    memories = document["memories"]
+    assert isinstance(memories, list)
+    memories[1]["workspace"] = "api"  # a correction in another workspace
+    memories[0]["seen_count"] = 0  # that tool never checked its counts
+    looped = _reference()["memories"]
+    assert isinstance(looped, list)
+    looped[0].update(id=1, superseded_by=2, workspace="ops", content="Rotate keys monthly")
+    looped[1].update(id=2, superseded_by=1, workspace="ops", content="Rotate keys weekly")
+    memories.extend(looped)
+    source = parse_export(json.dumps(document), "ref.json")
+    assert len(source.warnings) == 2
+    assert "'api'" in source.warnings[0] and "loop" in source.warnings[1]
+    with open_at(tmp_path / "b.db") as store:
+        report = restore(store, source)
+        assert report.added == 4 and report.links == 1  # one link of the loop survives
+        assert store.get(1).seen_count == 1 and store.get(1).superseded_by is None
+
+
+@pytest.mark.parametrize("field", ["source", "session_id"])
+@pytest.mark.parametrize("value", ["\ud800bad", "x" * 1001])
+def test_restore_holds_source_and_session_to_the_write_rule(
+    tmp_path: Path, field: str, value: str
+) -> None:
+    document = _reference()
+    memories = document["memories"]
+    assert isinstance(memories, list)
+    memories[0][field] = value
+    with pytest.raises(InvalidInput, match=f"{field} that is not UTF-8 text"):
+        parse_export(json.dumps(document), "ref.json")
+
+
 def _db_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 

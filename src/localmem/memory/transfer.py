@@ -34,7 +34,13 @@ from localmem.errors import InvalidInput, NotFound
 from localmem.memory import rows, workspaces
 from localmem.memory.model import GLOBAL, Kind
 from localmem.memory.schema import read_snapshot, utc_text
-from localmem.memory.write import check_content, check_kind, normalize_keywords
+from localmem.memory.write import (
+    MAX_FIELD_CHARS,
+    check_content,
+    check_field,
+    check_kind,
+    normalize_keywords,
+)
 
 FORMAT = "localmem-memories"
 FORMAT_VERSION = 1
@@ -166,11 +172,15 @@ def _count(value: object, where: str, name: str, minimum: int) -> int:
 
 
 def _text(value: object, where: str, name: str) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or "\x00" in value:
+    # The write path's rule, so a restore stores nothing `add` would refuse.
+    if value is not None and not isinstance(value, str):
         raise _refuse(where, f"has a {name} that is not text")
-    return value.strip() or None
+    try:
+        return check_field(value, name)
+    except InvalidInput:
+        raise _refuse(
+            where, f"has a {name} that is not UTF-8 text of at most {MAX_FIELD_CHARS} characters"
+        ) from None
 
 
 def _time(value: object, where: str, name: str, *, optional: bool = False) -> str | None:
@@ -276,6 +286,8 @@ def _reference(document: dict[str, Any], where: str) -> Source:
         if not isinstance(raw, dict):
             raise _refuse(place, "is not a JSON object")
         local_id = raw.get("id")
+        # That tool stored counts it never checked; a 0 or -1 there means "none", not harm.
+        raw = {**raw, **_clamped_counts(raw)}
         parsed.append((local_id, _common(raw, place, raw.get("keywords", [])), raw))
     keys: dict[object, str] = {}
     for local_id, fields, _raw in parsed:
@@ -304,9 +316,55 @@ def _reference(document: dict[str, Any], where: str) -> Source:
     unique: dict[str, Incoming] = {}
     for memory in memories:
         unique.setdefault(memory.key, memory)
-    out = list(unique.values())
+    out = _trusted_links(list(unique.values()), warnings)
     _check_links(out, where)
     return Source("reference", tuple(out), tuple(warnings))
+
+
+def _clamped_counts(raw: dict[str, Any]) -> dict[str, int]:
+    floors = {"seen_count": 1, "recalled_count": 0}
+    return {
+        name: max(value, floor)
+        for name, floor in floors.items()
+        if isinstance(value := raw.get(name), int) and not isinstance(value, bool)
+    }
+
+
+def _trusted_links(memories: list[Incoming], warnings: list[str]) -> list[Incoming]:
+    """Drop the reference tool's links our rules refuse (section 5), saying which.
+
+    Its ids are "mapped, not trusted": a link across workspaces (other than a global
+    correction) or one that closes a loop is left out rather than refusing the file,
+    which its user could not re-export any differently.
+    """
+    from dataclasses import replace
+
+    by_key = {m.key: m for m in memories}
+    for memory in memories:
+        correction = by_key.get(memory.superseded_by or "")
+        if correction is not None and correction.workspace not in (memory.workspace, GLOBAL):
+            warnings.append(
+                f"{memory.content[:60]!r} ({memory.workspace}) was linked to a correction in "
+                f"{correction.workspace!r}; restored without that link"
+            )
+            by_key[memory.key] = replace(memory, superseded_by=None)
+    for key in list(by_key):
+        seen = {key}
+        link = by_key[key].superseded_by
+        while link is not None and link in by_key:
+            if link == key:  # back at the start: its own link closes the loop
+                memory = by_key[key]
+                warnings.append(
+                    f"{memory.content[:60]!r} closed a loop of corrections; restored without "
+                    "that link"
+                )
+                by_key[key] = replace(memory, superseded_by=None)
+                break
+            if link in seen:  # a loop further on: broken when its own members come up
+                break
+            seen.add(link)
+            link = by_key[link].superseded_by
+    return list(by_key.values())
 
 
 def parse_export(text: str, where: str) -> Source:

@@ -77,7 +77,7 @@ def normalize_keywords(keywords: Iterable[str] | str) -> tuple[str, ...]:
     return tuple(out)[:MAX_KEYWORDS]
 
 
-def _check_field(value: str | None, what: str) -> str | None:
+def check_field(value: str | None, what: str) -> str | None:
     if value is None:
         return None
     if (
@@ -208,8 +208,8 @@ def add(
     checked_kind = check_kind(kind)
     ws = workspaces.check_name(workspace, for_write=True)
     words = normalize_keywords(keywords)
-    src = _check_field(source, "source")
-    session = _check_field(session_id, "session id")
+    src = check_field(source, "source")
+    session = check_field(session_id, "session id")
     old_ids = _check_ids([supersedes] if isinstance(supersedes, int) else supersedes)
     when = utc_text(now)
     dup_hash = tokens.duplicate_hash(text)
