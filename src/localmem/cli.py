@@ -8,6 +8,7 @@ SDK above all) are imported inside the command that needs them.
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -295,7 +296,7 @@ def audit(workspace: str | None, as_json: bool) -> None:
 @click.option(
     "--prune-traces",
     "prune_days",
-    type=click.IntRange(min=0),
+    type=click.IntRange(0, 36500),  # a century: any more would overflow the date
     metavar="DAYS",
     help="Delete traces never recalled and older than DAYS (never one in a supersede link).",
 )
@@ -409,3 +410,16 @@ def main() -> None:
         sys.exit(error.exit_code)
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
+    except BrokenPipeError:
+        # The reader went away (`localmem search x | head`): nobody is left to tell.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
+    except OSError as error:
+        # A path the user named (or a config file) that cannot be read or written.
+        where = f" {error.filename}" if error.filename else ""
+        click.echo(
+            f"localmem: cannot use{where}: {error.strerror or error}; "
+            "check the path and its permissions.",
+            err=True,
+        )
+        sys.exit(1)

@@ -189,3 +189,14 @@ def test_ordinary_venv_under_tmp_is_accepted(
     assert done.returncode == 0, done.stderr
     entry = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["localmem"]
     assert entry == {"command": str(program.resolve()), "args": ["serve"]}
+
+
+def test_a_config_path_that_cannot_be_read_is_one_sentence(repo: Path, env: dict[str, str]) -> None:
+    (repo / ".mcp.json").mkdir()  # a folder where the file should be
+    listing = run(["agents"], repo, env)
+    assert listing.returncode == 0 and "Traceback" not in listing.stderr
+    assert "UNREADABLE" in listing.stdout
+    done = run(["agents", "--install", "claude-code"], repo, env)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "cannot be read (Is a directory); nothing was written." in done.stderr
+    assert '"args": [' in done.stderr  # the block to add by hand

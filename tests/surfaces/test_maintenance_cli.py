@@ -125,6 +125,9 @@ def test_gc_dry_run_then_prune(db: Path, env: dict[str, str]) -> None:
     negative = lm(env, "gc", "--prune-traces", "-3")  # click's usage error, exit 2
     assert negative.returncode == 2 and "Traceback" not in negative.stderr
     assert "-3 is not in the range" in negative.stderr
+    huge = lm(env, "gc", "--prune-traces", "99999999")  # past any date: usage, not a crash
+    assert huge.returncode == 2 and "Traceback" not in huge.stderr
+    assert "99999999 is not in the range 0<=x<=36500" in huge.stderr
 
 
 def test_mirror_through_the_cli(db: Path, tmp_path: Path, env: dict[str, str]) -> None:

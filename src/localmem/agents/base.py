@@ -188,6 +188,8 @@ class Agent(ABC):
             found = self.config_format.find_entry(text) if text is not None else None
         except (FormatError, UnicodeDecodeError) as error:
             state, problem = "unreadable", str(error)
+        except OSError as error:  # a folder where the file should be, no permission...
+            state, problem = "unreadable", f"cannot be read ({error.strerror or error})"
         else:
             if found is None:
                 state = "not_registered"
@@ -211,7 +213,12 @@ class Agent(ABC):
         fmt = self.config_format
         block = fmt.block(wanted)
         target = _write_target(path)
-        original = target.read_bytes() if target.exists() else None
+        try:
+            original = target.read_bytes() if target.exists() else None
+        except OSError as error:
+            raise UnreadableConfig(
+                path, f"cannot be read ({error.strerror or error})", block
+            ) from None
         try:
             text = _decode(original)
             found = fmt.find_entry(text) if text is not None else None
