@@ -225,3 +225,14 @@ def test_track_false_is_read_only(store: Store) -> None:
 def test_search_scope_all_is_not_a_write_target_but_a_search_scope(store: Store) -> None:
     store.add("Logs ship to loki", workspace="a")
     assert len(store.search("loki", workspace="all").hits) == 1
+
+
+def test_a_global_correction_never_shows_another_workspace_as_neighbour(store: Store) -> None:
+    old = store.add("Deploy the api with kubectl apply", workspace="api")
+    fix = store.add("Deploy through the release pipeline", workspace="global", supersedes=[old.id])
+    from_web = store.search("deploy release pipeline", workspace="web", track=False)
+    hit = next(h for h in from_web.hits if h.memory.id == fix.id)
+    assert all(n.memory.workspace in ("web", "global") for n in hit.neighbors)
+    from_api = store.search("deploy release pipeline", workspace="api", track=False)
+    hit = next(h for h in from_api.hits if h.memory.id == fix.id)
+    assert [(n.memory.id, n.relation) for n in hit.neighbors][:1] == [(old.id, "supersedes")]

@@ -108,15 +108,20 @@ def _neighbors(
             wanted.update(sorted(shared, key=lambda i: (-shared[i], -i))[:RELATED_PER_HIT])
     found = rows.fetch_many(conn, wanted)
     out: list[tuple[Neighbor, ...]] = []
+    def visible(memory_id: int | None) -> bool:
+        # A global correction may correct a row of any workspace; a recall shows
+        # that row only where the searched scope could see it anyway.
+        return memory_id in found and (names is None or found[memory_id].workspace in names)
+
     for memory in hits:
         mine: list[Neighbor] = []
         taken = {memory.id}
         correction = corrections.get(memory.id)
-        if correction is not None and correction in found:
+        if correction is not None and visible(correction):
             mine.append(Neighbor(found[correction], "superseded_by"))
             taken.add(correction)
         for old_id in corrected.get(memory.id, [])[:2]:
-            if old_id in found and old_id not in taken:
+            if visible(old_id) and old_id not in taken:
                 mine.append(Neighbor(found[old_id], "supersedes"))
                 taken.add(old_id)
         shared = shared_by[memory.id]
