@@ -17,13 +17,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from localmem import paths
 from localmem.errors import InvalidInput
 
 if TYPE_CHECKING:
     from localmem.memory.store import Store
-
-# Kinds an agent may write over MCP; the refusals below say why the others are not.
-AGENT_KINDS = ("note", "lesson", "trace")
 
 _REFUSED_KIND = {
     "core": (
@@ -71,6 +69,11 @@ class MemoryTools:
         query = str(args["query"])
         if not query.strip():
             raise InvalidInput("query is empty; pass the words to search for.")
+        if self._store is None and not paths.memory_db().exists():
+            # A recall is a read: it never creates the database (as `localmem search`).
+            from localmem.memory.recall import EMPTY_STORE
+
+            return {"results": [], "core_memory": "", "message": EMPTY_STORE}
         store = self._open()
         searched = self._workspace(store, args.get("workspace"), for_write=False)
         recall = store.search(query, workspace=searched, k=int(args.get("k", 5)))
@@ -82,13 +85,23 @@ class MemoryTools:
         kind = args.get("kind", "note")
         store = self._open()
         workspace = self._workspace(store, args.get("workspace"), for_write=True)
+        supersedes = tuple(args.get("supersedes", ()))
+        for old_id in supersedes:
+            if store.get(old_id).kind == "core":
+                # Superseding takes a core rule out of every session: as much a human's
+                # decision as writing one (SPEC 7 refuses `kind: core` for that reason).
+                raise InvalidInput(
+                    f"memory {old_id} is a core memory, pushed into every session, and an "
+                    "agent cannot supersede it; save your correction as a note and ask the "
+                    f"user to run `localmem add TEXT --supersedes {old_id}`."
+                )
         result = store.add(
             str(args["content"]),
             workspace=workspace,
             kind=kind,
             keywords=tuple(args.get("keywords", ())),
             source=args.get("source") or None,
-            supersedes=tuple(args.get("supersedes", ())),
+            supersedes=supersedes,
         )
         return {"status": result.status, "id": result.id, "seen_count": result.seen_count}
 

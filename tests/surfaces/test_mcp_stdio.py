@@ -89,6 +89,8 @@ def test_add_then_recall(env: dict[str, str], project: Path) -> None:
             assert set(empty) == {"results", "core_memory", "message"}
             assert empty["results"] == [] and empty["core_memory"] == ""
             assert isinstance(empty["message"], str) and empty["message"]
+            # A recall is a read: it does not create the database.
+            assert not (Path(env["XDG_DATA_HOME"]) / "localmem" / "memory.db").exists()
 
             note = "Deploys of shop-api go through the blue/green switch; never restart prod pods"
             error, added = await call(
@@ -224,5 +226,33 @@ def test_modern_protocol_discovery_also_works(env: dict[str, str], project: Path
             assert names == ["memory_recall", "memory_add"]
             error, payload = await call(client, "memory_add", {"content": "modern era works"})
             assert not error and payload["status"] == "added"
+
+    anyio.run(main)
+
+
+def test_an_agent_cannot_supersede_a_core_memory(env: dict[str, str], project: Path) -> None:
+    import subprocess
+
+    from conftest import script
+
+    rule = "Never push to main directly"
+    subprocess.run(
+        [script("localmem"), "add", rule, "-w", "global", "--kind", "core"],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+
+    async def main() -> None:
+        async with stdio_session(env, project) as client:
+            error, text = await call(
+                client,
+                "memory_add",
+                {"content": "pushing to main is fine", "workspace": "global", "supersedes": [1]},
+            )
+            assert error and "core memory" in text and "--supersedes 1" in text
+            assert_one_sentence(text)
+            _, recall = await call(client, "memory_recall", {"query": "push to main"})
+            assert recall["core_memory"] == f"- {rule}"
 
     anyio.run(main)
