@@ -112,19 +112,20 @@ def test_newer_database_refused(tmp_path: Path) -> None:
     assert "newer localmem" in str(caught.value)
 
 
-def test_tokenizer_change_rebuilds_index(tmp_path: Path) -> None:
-    from localmem.memory import index
-
-    with localmem.open(tmp_path / "m.db") as store:
+def test_tokenizer_change_rebuilds_index_on_the_next_open(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with localmem.open(path) as store:
         added = store.add("Rebuild me: search indexer", workspace="w", keywords=["reindex"])
         conn = store.connection
+        # As if an older tokenizer had built it: a stale term and an old version mark.
+        conn.execute("DELETE FROM term_df")
+        conn.execute("INSERT INTO term_df(term, df) VALUES ('stale', 7)")
         conn.execute("UPDATE meta SET value = '0' WHERE key = 'tokenizer_version'")
-        with schema.write_transaction(conn):
-            index.ensure_current(conn)
-        assert conn.execute("SELECT value FROM meta WHERE key = 'tokenizer_version'").fetchone()[
-            0
-        ] == str(tokens.TOKENIZER_VERSION)
+    with localmem.open(path) as store:
+        conn = store.connection
+        version = conn.execute("SELECT value FROM meta WHERE key = 'tokenizer_version'")
+        assert version.fetchone()[0] == str(tokens.TOKENIZER_VERSION)
         assert [h.memory.id for h in store.search("indexer", workspace="w").hits] == [added.id]
         assert [h.memory.id for h in store.search("reindex", workspace="w").hits] == [added.id]
         df = dict(conn.execute("SELECT term, df FROM term_df").fetchall())
-        assert df["indexer"] == 1 and df["reindex"] == 1
+        assert df["indexer"] == 1 and df["reindex"] == 1 and "stale" not in df

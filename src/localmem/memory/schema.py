@@ -202,6 +202,7 @@ def connect(path: StrPath, *, create: bool) -> sqlite3.Connection:
                 f"The memory database at {path} was written by a newer localmem (schema "
                 f"{version}, this one knows {LATEST}); upgrade localmem to open it."
             )
+        _reindex_if_tokenizer_changed(conn)
     except sqlite3.DatabaseError as error:
         conn.close()
         raise StoreUnavailable(
@@ -212,6 +213,18 @@ def connect(path: StrPath, *, create: bool) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _reindex_if_tokenizer_changed(conn: sqlite3.Connection) -> None:
+    # An index built by another tokenizer version finds the wrong words, and a
+    # forget would delete terms it never held: rebuild it once, on the first open.
+    row = conn.execute("SELECT value FROM meta WHERE key = 'tokenizer_version'").fetchone()
+    if row is not None and row[0] == str(tokens.TOKENIZER_VERSION):
+        return
+    from localmem.memory import index
+
+    with write_transaction(conn):
+        index.ensure_current(conn)
 
 
 class write_transaction:  # noqa: N801 (used like a function: `with write_transaction(conn):`)
