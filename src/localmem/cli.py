@@ -108,13 +108,15 @@ def agents(install_names: tuple[str, ...], repair: bool, as_json: bool) -> None:
 # ---- memory commands (owner: memory store; bodies in localmem.memory_cli) ------------
 
 _KINDS = click.Choice(["note", "lesson", "trace", "core", "imported"])  # model.KINDS
+# `imported` is written only by `localmem import` (SPEC section 5).
+_ADD_KINDS = click.Choice(["note", "lesson", "trace", "core"])
 _WORKSPACE_HELP = "Workspace (default: detected from the git repository root)."
 
 
 @cli.command()
 @click.argument("text")
 @click.option("-w", "--workspace", help=_WORKSPACE_HELP)
-@click.option("--kind", type=_KINDS, default="note", show_default=True, help="What it is.")
+@click.option("--kind", type=_ADD_KINDS, default="note", show_default=True, help="What it is.")
 @click.option("--source", help="Where it came from (a file, a URL, an agent name).")
 @click.option("--session-id", help="The agent session that produced it.")
 @click.option("-K", "--keyword", "keywords", multiple=True, help="A search keyword (repeatable).")

@@ -54,8 +54,9 @@ class _Options:
 
 def parse(argv: list[str]) -> _Options | None:
     """The options of `search QUERY --context [...]`, or None to let click decide."""
-    if len(argv) < 2 or argv[0] != "search" or "--context" not in argv:
-        return None
+    options_part = argv[: argv.index("--")] if "--" in argv else argv
+    if len(argv) < 2 or argv[0] != "search" or "--context" not in options_part:
+        return None  # (after `--`, "--context" is the text searched for)
     options = _Options()
     items = iter(argv[1:])
     only_positional = False

@@ -292,3 +292,14 @@ def test_forget_asks_on_a_terminal(run, env: dict[str, str]) -> None:  # type: i
         assert proc.returncode == (0 if gone else 1)
         _, listing, _ = run("search", "forgetting", "--json")
         assert (json.loads(listing)["results"] == []) is gone
+
+
+def test_imported_is_written_only_by_import(run) -> None:  # type: ignore[no-untyped-def]
+    code, _, err = run("add", "from an instruction file", "--kind", "imported")
+    assert code == 2 and "'imported' is not one of" in err
+
+
+def test_context_after_double_dash_is_the_query(run) -> None:  # type: ignore[no-untyped-def]
+    run("add", "--", "--context is a flag of search")
+    code, out, _ = run("search", "--", "--context")
+    assert code == 0 and out.startswith("1. [1] (billing, note)")
