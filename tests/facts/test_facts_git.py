@@ -163,6 +163,20 @@ def test_git_init_twice_with_the_same_origin_is_a_no_op(
     assert remote_subjects(remote) == ["git-init"]
 
 
+def test_git_init_again_retries_a_first_push_that_failed(
+    folder: Path, tmp_path: Path, env: dict[str, str]
+) -> None:
+    later = tmp_path / "later.git"  # not there yet: the first push fails
+    failed = lm(env, "git-init", str(later))
+    assert failed.returncode == 1 and "first push" in failed.stderr
+    git("init", "-q", "--bare", str(later), cwd=tmp_path)
+    again = lm(env, "git-init", str(later))
+    assert again.returncode == 0 and f"pushed to {later}" in again.stdout
+    assert remote_subjects(later) == ["git-init"]
+    third = lm(env, "git-init", str(later))
+    assert third.returncode == 0 and "nothing to do" in third.stdout
+
+
 def test_git_init_sets_an_identity_only_where_git_has_none(
     folder: Path, remote: Path, tmp_path: Path, env: dict[str, str]
 ) -> None:

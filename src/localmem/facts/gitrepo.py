@@ -42,7 +42,11 @@ def git_init(path: str, remote: str, say: Callable[[str], None]) -> None:
     if os.path.isdir(os.path.join(path, ".git")):
         origin = _config(path, "remote.origin.url")
         if origin == remote:
-            say(f"{path} already pushes to {remote}; nothing to do.")
+            if gitsync.git(path, "rev-parse", "--verify", "-q", "@{u}")[0] == 0:
+                say(f"{path} already pushes to {remote}; nothing to do.")
+                return
+            # Set up before, but the first push never went through: that is what is left.
+            _first_push(path, remote, say)
             return
         if origin:
             raise Conflict(
@@ -81,6 +85,10 @@ def git_init(path: str, remote: str, say: Callable[[str], None]) -> None:
         _git(path, "commit", "-q", "-m", "git-init")
         say("first commit: git-init")
 
+    _first_push(path, remote, say)
+
+
+def _first_push(path: str, remote: str, say: Callable[[str], None]) -> None:
     status, _, err = gitsync.git(path, "push", "-q", "-u", "origin", "HEAD", interactive=True)
     if status:
         raise StoreUnavailable(
