@@ -211,7 +211,7 @@ def import_files(
         raise ValueError("a store is needed unless dry_run")
     files = expand_paths(paths)
     split = whole_file if whole else split_markdown
-    planned = [(path.absolute(), split(_read(path))) for path in files]
+    planned = [(path.resolve(), split(_read(path))) for path in files]
     if workspace is not None:
         workspace = workspaces.check_name(workspace, for_write=True)
     total = sum(len(pieces) for _, pieces in planned)
