@@ -113,7 +113,7 @@ def run_benchmark(paths_given: tuple[str, ...], as_json: bool) -> None:
     if paths_given:
         found = [
             InstructionFile(p, (), "given", always_loaded(p, p.read_text("utf-8", "replace")))
-            for p in expand_paths(Path(given) for given in paths_given)
+            for p in expand_paths((Path(given) for given in paths_given), "nothing was measured")
         ]
     else:
         found = find_instruction_files(Path.cwd(), Path.home())

@@ -140,8 +140,11 @@ def whole_file(text: str) -> list[Piece]:
     return [Piece(body.strip(), ())] if _HAS_WORD.search(body) else []
 
 
-def expand_paths(paths: Iterable[Path]) -> list[Path]:
-    """Files as given; a folder stands for the markdown files directly in it."""
+def expand_paths(paths: Iterable[Path], consequence: str = "nothing was imported") -> list[Path]:
+    """Files as given; a folder stands for the markdown files directly in it.
+
+    A missing path is refused, its sentence ending with `consequence`.
+    """
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
@@ -154,7 +157,7 @@ def expand_paths(paths: Iterable[Path]) -> list[Path]:
         elif path.is_file():
             files.append(path)
         else:
-            raise NotFound(f"{path} does not exist; nothing was imported.")
+            raise NotFound(f"{path} does not exist; {consequence}.")
     return files
 
 
