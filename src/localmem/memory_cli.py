@@ -256,7 +256,10 @@ def run_stats(as_json: bool) -> None:
     for workspace, kinds in stats_dict(stats)["by_workspace"].items():
         listed = ", ".join(f"{kind} {n}" for kind, n in kinds.items())
         click.echo(f"  {workspace}: {sum(kinds.values())} ({listed})")
-    click.echo(f"core: about {stats.core_tokens} of {stats.core_cap} estimated tokens")
+    click.echo(
+        f"core: about {stats.core_tokens} of {stats.core_cap} estimated tokens per recall "
+        "(the fullest workspace, with global)"
+    )
     click.echo(f"near-duplicate queue: {stats.near_duplicate_queue}")
     for warning in stats.warnings:
         click.echo(f"warning: {warning}")

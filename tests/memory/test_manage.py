@@ -6,6 +6,7 @@ import pytest
 from store_support import clock_fixture, store_fixture  # noqa: F401 (fixtures)
 
 from localmem.errors import Conflict, InvalidInput, NotFound
+from localmem.memory.lookup import core_cost
 from localmem.memory.store import Store
 
 
@@ -136,4 +137,16 @@ def test_stats(store: Store) -> None:
     assert stats.size_bytes > 0 and stats.path.endswith("memory.db")
     assert stats.core_tokens == 3  # 8 characters: 2 estimated tokens plus the bullet
     assert stats.core_cap == 400
+    assert stats.warnings == ()
+
+
+def test_stats_core_figure_is_per_recall_not_a_sum(store: Store) -> None:
+    for ws in ("a", "b", "c"):
+        store.add(f"{ws}: " + "rule text " * 70, workspace=ws, kind="core")
+    store.add("shared rule", workspace="global", kind="core")
+    stats = store.stats()
+    one = store.search("rule", workspace="a", track=False)
+    pushed = sum(core_cost(m.content) for m in one.core)
+    # What one recall pushes (a workspace's core with global's), not the three summed.
+    assert stats.core_tokens == pushed < stats.core_cap < 3 * pushed
     assert stats.warnings == ()

@@ -115,10 +115,6 @@ def stats(conn: sqlite3.Connection, path: Path) -> Stats:
                 "ORDER BY workspace, kind"
             )
         )
-        core_rows = conn.execute(
-            "SELECT content FROM memories WHERE kind = 'core' AND superseded_by IS NULL"
-        ).fetchall()
-        core_tokens = sum(lookup.core_cost(str(row[0])) for row in core_rows)
         queue = int(conn.execute("SELECT COUNT(*) FROM near_duplicates").fetchone()[0])
         pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
         page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
@@ -129,11 +125,16 @@ def stats(conn: sqlite3.Connection, path: Path) -> Stats:
                 "AND superseded_by IS NULL ORDER BY workspace"
             )
         ]
-        warnings = []
+        # The cap holds per recall: a workspace's core plus global's. Report the fullest.
+        core_tokens = max(
+            (lookup.core_rows(conn, [ws, GLOBAL])[2] for ws in [GLOBAL, *core_workspaces]),
+            default=0,
+        )
+        warnings: dict[str, None] = {}  # a global overflow is said once, not per workspace
         for ws in core_workspaces:
             warning = _core_warning(conn, ws)
             if warning is not None:
-                warnings.append(warning)
+                warnings.setdefault(warning, None)
     return Stats(
         path=str(path),
         size_bytes=pages * page_size,

@@ -126,7 +126,7 @@ class Stats:
     size_bytes: int
     total: int
     by_workspace_kind: tuple[WorkspaceCount, ...]
-    core_tokens: int  # estimated tokens of all non-superseded core rows
+    core_tokens: int  # estimated tokens of the fullest core block a recall pushes
     core_cap: int
     near_duplicate_queue: int
     warnings: tuple[str, ...] = field(default=())
