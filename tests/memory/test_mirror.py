@@ -170,3 +170,6 @@ def test_file_names_are_stable_and_safe() -> None:
     assert odd.startswith("team-web-app-") and odd.endswith(".jsonl") and "/" not in odd
     assert mirror.file_name("team/web app") == odd
     assert mirror.file_name(".hidden") != ".hidden.jsonl"
+    # Two workspaces differing only in case stay two files on a case-blind file system.
+    upper, lower = mirror.file_name("Foo"), mirror.file_name("foo")
+    assert lower == "foo.jsonl" and upper.lower() != lower.lower()

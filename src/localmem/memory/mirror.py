@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 
 META_KEY = "mirror_dir"
 SUFFIX = ".jsonl"
-_PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
+# Lower case only: `Foo` and `foo` are two workspaces but one file where the file
+# system ignores case (macOS, Windows), so a name with capitals gets a digest.
+_PLAIN = re.compile(r"[a-z0-9][a-z0-9._-]{0,79}")
 
 
 def configured(conn: sqlite3.Connection) -> str | None:
@@ -54,7 +56,7 @@ def file_name(workspace: str) -> str:
     """The mirror file of a workspace: its name when that is a plain file name."""
     if _PLAIN.fullmatch(workspace) and not workspace.endswith("."):
         return workspace + SUFFIX
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", workspace).strip("-.")[:40] or "workspace"
+    slug = re.sub(r"[^a-z0-9._-]+", "-", workspace.lower()).strip("-.")[:40] or "workspace"
     digest = hashlib.sha256(workspace.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     return f"{slug}-{digest}{SUFFIX}"
 
