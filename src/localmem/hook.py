@@ -118,7 +118,7 @@ def run(argv: list[str]) -> int | None:
             kept, _dropped, _total = lookup.core_rows(conn, names)
             found = lookup.ranked(
                 conn,
-                query[:10_000],
+                query[: lookup.MAX_QUERY_CHARS],
                 names,
                 k=options.k,
                 kind=None,

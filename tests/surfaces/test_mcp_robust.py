@@ -97,9 +97,9 @@ def test_stdout_is_only_protocol_even_when_a_tool_fails(
 ) -> None:
     """A database that cannot be opened is an error result, not a dead server or a
     traceback on stdout."""
-    blocker = tmp_path / "not-a-folder"
-    blocker.write_text("a file where the database folder should be")
-    env["LOCALMEM_DB"] = str(blocker / "memory.db")
+    garbage = tmp_path / "memory.db"
+    garbage.write_bytes(b"not a database at all, " * 100)
+    env["LOCALMEM_DB"] = str(garbage)
     server = RawServer(env, tmp_path)
     server.initialize()
     failed = server.request(
@@ -107,6 +107,18 @@ def test_stdout_is_only_protocol_even_when_a_tool_fails(
     )
     assert failed["result"]["isError"] is True
     assert_one_sentence(failed["result"]["content"][0]["text"])
+    # A database that cannot even be created (a file where its folder should be).
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the database folder should be")
+    env["LOCALMEM_DB"] = str(blocker / "memory.db")
+    blocked = RawServer(env, tmp_path)
+    blocked.initialize()
+    refused = blocked.request(
+        1, "tools/call", {"name": "memory_add", "arguments": {"content": "a lesson"}}
+    )
+    assert refused["result"]["isError"] is True
+    assert_one_sentence(refused["result"]["content"][0]["text"])
+    blocked.close()
     again = server.request(2, "ping")
     assert again["result"] == {}
     server.close()

@@ -35,6 +35,7 @@ COLUMNS = (
 ID, CONTENT, WORKSPACE, KIND, SUPERSEDED_BY = 0, 1, 2, 3, 10
 
 MAX_K = 20
+MAX_QUERY_CHARS = 10_000  # a longer query is cut: its first words say what it is about
 SUPERSEDED_FACTOR = 0.5  # a corrected memory keeps half its score
 TRACK_BUSY_MS = 0  # tracking never waits: a recall must not stall behind a writer
 

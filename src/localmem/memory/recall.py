@@ -20,7 +20,6 @@ from localmem.memory import lookup, ranking, rows, workspaces
 from localmem.memory.model import GLOBAL, KINDS, Hit, Memory, Neighbor, Recall
 from localmem.memory.schema import read_snapshot
 
-MAX_QUERY_CHARS = 10_000
 RELATED_PER_HIT = 2
 ENTITY_FANOUT = 8  # memories looked at per shared entity (bounds work on popular ones)
 ENTITIES_PER_HIT = 6
@@ -108,6 +107,7 @@ def _neighbors(
             wanted.update(sorted(shared, key=lambda i: (-shared[i], -i))[:RELATED_PER_HIT])
     found = rows.fetch_many(conn, wanted)
     out: list[tuple[Neighbor, ...]] = []
+
     def visible(memory_id: int | None) -> bool:
         # A global correction may correct a row of any workspace; a recall shows
         # that row only where the searched scope could see it anyway.
@@ -145,7 +145,7 @@ def check_query(query: object, k: object, kind: object) -> tuple[str, int, str |
     if not isinstance(query, str):
         raise InvalidInput("The query must be text.")
     # Past this length extra text could only dilute the ranking.
-    text = query[:MAX_QUERY_CHARS]
+    text = query[: lookup.MAX_QUERY_CHARS]
     checked_k = lookup.check_k(k)
     if kind is not None and kind not in KINDS:
         raise InvalidInput(f"Unknown kind {kind!r}; use one of: {', '.join(KINDS)}.")

@@ -144,11 +144,6 @@ def meaningful(text: str) -> list[str]:
     return analyze(text)[1]
 
 
-def index_text(text: str) -> str:
-    """The string handed to the full-text index for `text` (space-joined tokens)."""
-    return " ".join(tokens(text))
-
-
 def overlap(a: Iterable[str], b: Iterable[str]) -> float:
     """Jaccard similarity of two token collections (0.0 when both are empty)."""
     set_a, set_b = set(a), set(b)
