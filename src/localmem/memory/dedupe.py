@@ -114,12 +114,6 @@ def _stored(conn: sqlite3.Connection, memory_id: int) -> tuple[str, str | None]:
     return str(row[0]), row[1]
 
 
-def _later(a: str | None, b: str | None) -> str | None:
-    if a is None or b is None:
-        return a or b
-    return max(a, b)  # stored times are RFC 3339 UTC text of one width: text order is time order
-
-
 def _chain_returns(conn: sqlite3.Connection, start: int) -> bool:
     """Whether following supersede links from `start` comes back to it."""
     seen: set[int] = set()
@@ -221,7 +215,7 @@ def merge(
                 "\n".join(keywords),
                 keep.seen_count + drop.seen_count,
                 keep.recalled_count + drop.recalled_count,
-                _later(keep_recalled, drop_recalled),
+                rows.later_time(keep_recalled, drop_recalled),
                 correction,
                 min(keep_created, drop_created),
                 when,

@@ -60,12 +60,6 @@ def _find(store: Store, memory: Incoming) -> tuple[Any, ...] | None:
     return None
 
 
-def _later(a: str | None, b: str | None) -> str | None:
-    if a is None or b is None:
-        return a or b
-    return max(a, b)  # one stored time format: text order is time order
-
-
 def _insert(store: Store, memory: Incoming, ws_id: int) -> int:
     conn = store.connection
     cursor = conn.execute(
@@ -104,7 +98,7 @@ def _merge(store: Store, memory: Incoming, found: tuple[Any, ...], ws_id: int) -
         "\n".join(words),
         max(int(seen), memory.seen_count),
         max(int(recalled), memory.recalled_count),
-        _later(last, memory.last_recalled_at),
+        rows.later_time(last, memory.last_recalled_at),
         min(str(created), memory.created_at),
         max(str(updated), memory.updated_at),
     )

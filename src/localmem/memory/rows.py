@@ -27,6 +27,13 @@ def parse_time(text: str) -> datetime:
     return moment.astimezone(timezone.utc)
 
 
+def later_time(a: str | None, b: str | None) -> str | None:
+    """The later of two stored times (either may be missing)."""
+    if a is None or b is None:
+        return a or b
+    return max(a, b)  # stored times are RFC 3339 UTC text of one width: text order is time order
+
+
 def split_keywords(stored: str) -> tuple[str, ...]:
     return tuple(stored.split("\n")) if stored else ()
 
