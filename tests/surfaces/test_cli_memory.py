@@ -229,43 +229,41 @@ def test_search_supersede_and_weak_in_text(run) -> None:  # type: ignore[no-unty
     assert first < second and "[superseded by 2]" in out
 
 
-def test_search_does_not_import_mcp(run, env: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
-    run("add", "Anything at all")
+def _run_then_report_modules(
+    argv: list[str], report: str, env: dict[str, str], cwd: Path
+) -> list[str]:
+    """Run `localmem ARGV` in a fresh interpreter, then print `report` about sys.modules."""
     code = (
-        "import sys\nsys.argv = ['localmem', 'search', 'anything', '--json']\n"
+        f"import sys\nsys.argv = {['localmem', *argv]!r}\n"
         "from localmem.entry import main\n"
         "try:\n    main()\nexcept SystemExit: pass\n"
-        "print('MCP' if any(m == 'mcp' or m.startswith('mcp.') for m in sys.modules) else 'clean')"
+        f"print({report})"
     )
     done = subprocess.run(
         [str(Path(script("localmem")).parent / "python"), "-c", code],
         capture_output=True,
         text=True,
         env=env,
-        cwd=run.repo,
+        cwd=cwd,
     )
-    assert done.stdout.strip().splitlines()[-1] == "clean", done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines, done.stderr
+    return lines
+
+
+def test_search_does_not_import_mcp(run, env: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
+    run("add", "Anything at all")
+    report = "'MCP' if any(m == 'mcp' or m.startswith('mcp.') for m in sys.modules) else 'clean'"
+    lines = _run_then_report_modules(["search", "anything", "--json"], report, env, run.repo)
+    assert lines[-1] == "clean"
 
 
 def test_context_fast_path_skips_click(run, env: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
     run("add", "Ledgers close at midnight")  # "anything" is a stopword (decision 72)
-    code = (
-        "import sys\nsys.argv = ['localmem', 'search', 'ledgers', '--context']\n"
-        "from localmem.entry import main\n"
-        "try:\n    main()\nexcept SystemExit: pass\n"
-        "heavy = ('click', 'dataclasses', 'typing', 'pathlib')\n"
-        "print(sorted(m for m in heavy if m in sys.modules))"
-    )
-    done = subprocess.run(
-        [str(Path(script("localmem")).parent / "python"), "-c", code],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=run.repo,
-    )
-    lines = done.stdout.strip().splitlines()
+    report = "sorted(m for m in ('click', 'dataclasses', 'typing', 'pathlib') if m in sys.modules)"
+    lines = _run_then_report_modules(["search", "ledgers", "--context"], report, env, run.repo)
     assert lines[0] == "- (billing) Ledgers close at midnight"
-    assert lines[-1] == "[]", done.stderr
+    assert lines[-1] == "[]"
 
 
 def test_forget_asks_on_a_terminal(run, env: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
