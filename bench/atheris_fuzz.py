@@ -32,8 +32,8 @@ with atheris.instrument_imports():
     from localmem import chat
     from localmem.errors import LocalmemError
     from localmem.facts import rules
-    from localmem.memory import ranking, tokens
-    from localmem.memory.transfer import parse_export
+    from localmem.memory.search import ranking, tokens
+    from localmem.memory.transfer.export import parse_export
 
 os.environ["LOCAL_MEMORY_DIR"] = tempfile.mkdtemp(prefix="localmem-atheris-")
 atexit.register(shutil.rmtree, os.environ["LOCAL_MEMORY_DIR"], True)

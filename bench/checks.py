@@ -37,7 +37,7 @@ def _connect(db: Path) -> sqlite3.Connection:
 
 def memory_problems(db: Path) -> list[str]:
     """Structural health of a memory database (empty list: healthy)."""
-    from localmem.memory import index
+    from localmem.memory.search import index
 
     problems: list[str] = []
     if not db.exists():

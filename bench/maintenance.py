@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 
 import localmem
-from localmem.memory.restore import restore
 from localmem.memory.store import Store
-from localmem.memory.transfer import FORMAT, export_text, memory_key, parse_export
+from localmem.memory.transfer.export import FORMAT, export_text, memory_key, parse_export
+from localmem.memory.transfer.restore import restore
 
 WORDS = (
     "cache",

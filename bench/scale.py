@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus  # noqa: E402
 
 import localmem  # noqa: E402
-from localmem.memory.restore import restore  # noqa: E402
-from localmem.memory.transfer import FORMAT, memory_key, parse_export  # noqa: E402
+from localmem.memory.transfer.export import FORMAT, memory_key, parse_export  # noqa: E402
+from localmem.memory.transfer.restore import restore  # noqa: E402
 
 CHUNK = 100_000
 BIN = Path(sys.executable).parent

@@ -21,7 +21,12 @@ def open(
     create: bool = True,
     clock: "Callable[[], datetime] | None" = None,
 ) -> "Store":
-    """Open the memory store (see `localmem.memory.store`); imports it only when called."""
-    from localmem.memory.store import open_store
+    """Open the memory store (see `localmem.memory.store`); imports it only when called.
 
-    return open_store(path, create=create, clock=clock)
+    Every write that changes something is then exported to the git mirror, when
+    one is set up (`localmem mirror init`).
+    """
+    from localmem.memory.store import open_store
+    from localmem.memory.transfer.mirror import after_write
+
+    return open_store(path, create=create, clock=clock, after_write=after_write)

@@ -120,7 +120,7 @@ def run(repo: str, message: str, lock_name: str = GIT_LOCK, *prepare: str) -> bo
             problems.append(f"$ git push origin HEAD\n{err}")
         error_file = os.path.join(repo, ERROR_FILE)
         if problems:
-            from localmem.facts.disk import write_atomic
+            from localmem.paths import write_atomic
 
             # Whole or not at all: someone reading the file mid-write sees the last run's.
             write_atomic(error_file, "".join(problems).encode("utf-8"))

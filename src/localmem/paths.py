@@ -1,82 +1,146 @@
-"""Where things live, and the two primitives every write goes through.
+"""Where things live, and the primitives every write of both stores goes through.
 
-Standard library only, and only cheap modules: `local-memory prompt` imports
-this on every question a voice assistant hears.
+Standard library only, and no `pathlib` at import time: `local-memory prompt`
+and the prompt-hook fast path import this on every question, and `pathlib`
+alone costs more than their start-up budget here (decision 11). The rules work
+on `str` paths; the `Path` helpers for the rest of the package wrap them.
 
-- `facts_dir()` / `memory_db()`: the locations of SPEC sections 3 and 5.
-- `ensure_private_dir()`: create a folder 0700 (an existing one keeps its mode).
-- `atomic_write()`: write a file through a temporary sibling plus `os.replace`,
-  so a reader sees the old or the new content, never half of it.
-- `locked()`: an exclusive `flock` held for a whole read-modify-write.
+- `data_home()`, `facts_folder()`, `memory_db_file()`: the locations of SPEC
+  sections 3 and 5, each rule written once (`facts_dir()` / `memory_db()` give
+  them as `Path`).
+- `ensure_folder()`: create a folder and its missing parents 0700 (an existing
+  one keeps its mode).
+- `write_atomic()`: a temporary sibling `.tmp*` plus `os.replace`, so a reader
+  sees the old or the new file, never half of one.
+- `FileLock`: an exclusive `flock` held for a whole read-modify-write.
 """
 
 from __future__ import annotations
 
-import contextlib
+import fcntl
 import os
-from collections.abc import Iterator
-from pathlib import Path
+
+TYPE_CHECKING = False  # `typing` is not imported at run time (start-up budget)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 
 
-def _data_home() -> Path:
-    # The rule lives in localmem.facts.disk, which cannot afford pathlib (decision 11).
-    from localmem.facts import disk
+def data_home() -> str:
+    """$XDG_DATA_HOME, else ~/.local/share."""
+    return os.environ.get("XDG_DATA_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "share"
+    )
 
-    return Path(disk.data_home())
+
+def facts_folder() -> str:
+    """The facts folder: $LOCAL_MEMORY_DIR, else $XDG_DATA_HOME/local-memory."""
+    return os.environ.get("LOCAL_MEMORY_DIR") or os.path.join(data_home(), "local-memory")
+
+
+def memory_db_file() -> str:
+    """The memory database: $LOCALMEM_DB, else $XDG_DATA_HOME/localmem/memory.db."""
+    return os.environ.get("LOCALMEM_DB") or os.path.join(data_home(), "localmem", "memory.db")
 
 
 def facts_dir() -> Path:
-    """The facts folder: $LOCAL_MEMORY_DIR, else $XDG_DATA_HOME/local-memory."""
-    from localmem.facts import disk
+    from pathlib import Path
 
-    return Path(disk.folder())
+    return Path(facts_folder())
 
 
 def localmem_dir() -> Path:
     """localmem's own data folder, $XDG_DATA_HOME/localmem (the HTTP token lives here)."""
-    return _data_home() / "localmem"
+    from pathlib import Path
+
+    return Path(data_home(), "localmem")
 
 
 def memory_db() -> Path:
-    """The memory database: $LOCALMEM_DB, else $XDG_DATA_HOME/localmem/memory.db."""
-    explicit = os.environ.get("LOCALMEM_DB")
-    if explicit:
-        return Path(explicit)
-    return localmem_dir() / "memory.db"
+    from pathlib import Path
+
+    return Path(memory_db_file())
 
 
-def ensure_private_dir(path: Path) -> Path:
-    """Create `path` (and missing parents) with mode 0700; leave an existing one as it is."""
-    if not path.is_dir():
-        # Parents too are folders we create: make each 0700, not the umask's default.
-        missing = [p for p in (path, *path.parents) if not p.exists()]
-        for folder in reversed(missing):
-            folder.mkdir(mode=DIR_MODE, exist_ok=True)
-            # mkdir's mode is filtered by the umask; set it explicitly on what we made.
-            os.chmod(folder, DIR_MODE)
+def ensure_folder(path: str | os.PathLike[str]) -> str:
+    """Create `path` and its missing parents with mode 0700; an existing one keeps its mode."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        return path
+    missing = []
+    folder = os.path.abspath(path)
+    while not os.path.exists(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    for each in reversed(missing):
+        try:
+            os.mkdir(each, DIR_MODE)
+        except FileExistsError:
+            continue  # another process made it first: its mode is its own
+        # mkdir's mode is filtered by the umask; set it explicitly on what we made.
+        os.chmod(each, DIR_MODE)
     return path
 
 
-def atomic_write(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
-    """Replace `path` with `data` in one step, durable once this returns.
+def write_atomic(file: str | os.PathLike[str], data: bytes, mode: int = FILE_MODE) -> None:
+    """Replace `file` with `data` in one step (0600 unless told), durable once this returns.
 
     The temporary file lives in the same folder (so `os.replace` is a rename on
-    one file system) and is named `.tmp*`, which the facts store's .gitignore
-    excludes. One implementation serves both stores: the facts store's, which
-    avoids pathlib for the start-up budget of `local-memory prompt`.
+    one file system) and is named `.tmp<pid>-*`, which the facts store's
+    .gitignore excludes and its sweep of stale temporaries recognises.
     """
-    from localmem.facts import disk
+    file = os.fspath(file)
+    parent = os.path.dirname(file)
+    tmp = os.path.join(parent, f".tmp{os.getpid()}-{os.urandom(4).hex()}-{os.path.basename(file)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, file)
+    except BaseException:
+        try:  # noqa: SIM105 - contextlib would cost start-up time on the prompt path
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    fsync_dir(parent)
 
-    disk.write_atomic(str(path), data, mode)
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
-@contextlib.contextmanager
-def locked(lock_path: Path) -> Iterator[None]:
-    """Hold an exclusive flock on `lock_path` (created 0600 if missing) for the block."""
-    from localmem.facts import disk
+def fsync_dir(path: str) -> None:
+    """Make a rename or unlink in `path` durable: the folder entry must reach the disk too."""
+    fd = os.open(path or ".", os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
-    with disk.FileLock(str(lock_path)):
-        yield
+
+class FileLock:
+    """`with FileLock(path):` holds an exclusive flock on `path` (created 0600)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self._fd = -1
+
+    def __enter__(self) -> FileLock:
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self._fd)  # closing the descriptor releases the lock
+        self._fd = -1

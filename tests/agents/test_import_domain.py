@@ -9,7 +9,7 @@ import pytest
 
 import localmem
 from localmem.errors import InvalidInput, NotFound
-from localmem.memory.transfer_import import import_files, split_markdown, whole_file
+from localmem.memory.transfer.importing import import_files, split_markdown, whole_file
 
 CLAUDE_MD = """---
 inclusion: always

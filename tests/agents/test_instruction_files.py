@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from localmem.instructions import find_instruction_files
+from localmem.agents.instructions import find_instruction_files
 
 
 def test_found_from_a_subfolder_with_user_files(tmp_path: Path) -> None:

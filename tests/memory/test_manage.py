@@ -6,7 +6,7 @@ import pytest
 from store_support import clock_fixture, store_fixture  # noqa: F401 (fixtures)
 
 from localmem.errors import Conflict, InvalidInput, NotFound
-from localmem.memory.lookup import core_cost
+from localmem.memory.search.lookup import core_cost
 from localmem.memory.store import Store
 
 
@@ -37,7 +37,7 @@ def test_forget_removes_row_index_and_unused_entities(store: Store) -> None:
     assert store.search("err_unique_42", workspace="w").hits == ()
     assert [h.memory.id for h in store.search("settings worker", workspace="w").hits] == [keep.id]
     df = dict(store.connection.execute("SELECT term, df FROM term_df").fetchall())
-    from localmem.memory.tokens import meaningful
+    from localmem.memory.search.tokens import meaningful
 
     assert "zebra" not in df and df[meaningful("settings")[0]] == 1
 

@@ -9,7 +9,8 @@ import pytest
 
 import localmem
 from localmem.errors import StoreUnavailable
-from localmem.memory import schema, tokens
+from localmem.memory import schema
+from localmem.memory.search import tokens
 
 
 def make_version_1(path: Path) -> None:
@@ -44,7 +45,7 @@ def make_version_1(path: Path) -> None:
             ),
         )
         ws_id = conn.execute("SELECT id FROM workspaces WHERE name = ?", (ws,)).fetchone()[0]
-        from localmem.memory import index
+        from localmem.memory.search import index
 
         index.add_terms(conn, i, content, keywords.split("\n") if keywords else [], ws_id)
     conn.execute("UPDATE memories SET superseded_by = 2 WHERE id = 1")

@@ -101,7 +101,7 @@ SEARCH = st.tuples(
 
 def check_add_then_find(store: Any, value: tuple[str, list[str]]) -> None:
     """Whatever is stored can be added and then found again by its own words."""
-    from localmem.memory import ranking
+    from localmem.memory.search import ranking
 
     content, keywords = value
     # A workspace of its own: beside it only the few global seeds are in scope, so
@@ -157,8 +157,8 @@ ADD_FIELDS = st.tuples(
 
 def check_restore(store: Any, document: Any) -> None:
     """Any file handed to `restore`: refused whole with a sentence, or merged."""
-    from localmem.memory.restore import restore
-    from localmem.memory.transfer import parse_export
+    from localmem.memory.transfer.export import parse_export
+    from localmem.memory.transfer.restore import restore
 
     text = document if isinstance(document, str) else json.dumps(document, default=str)
     try:
@@ -169,7 +169,7 @@ def check_restore(store: Any, document: Any) -> None:
 
 
 def _mutated_exports() -> st.SearchStrategy[Any]:
-    from localmem.memory.transfer import FORMAT, memory_key
+    from localmem.memory.transfer.export import FORMAT, memory_key
 
     def record(content: str, workspace: str, extra: dict[str, Any]) -> dict[str, Any]:
         base: dict[str, Any] = {
@@ -222,7 +222,7 @@ RESTORE = st.one_of(TEXT, JSONISH, _mutated_exports())
 
 
 def check_normalization(_: Any, text: str) -> None:
-    from localmem.memory import tokens
+    from localmem.memory.search import tokens
 
     key = tokens.duplicate_key(text)
     # Whitespace at the ends and inside runs never makes two texts differ.
@@ -327,8 +327,8 @@ def environment(root: Path) -> dict[str, str]:
 
 
 def _server(root: Path) -> Any:
-    from localmem.mcp_memory import MemoryTools
-    from localmem.mcp_server import LocalmemServer
+    from localmem.mcp.memory_tools import MemoryTools
+    from localmem.mcp.server import LocalmemServer
 
     _facts_folder(root)
     server = LocalmemServer(facts=True)
@@ -337,7 +337,7 @@ def _server(root: Path) -> Any:
 
 
 def check_tool_call(server: Any, value: tuple[str, Any]) -> None:
-    from localmem.mcp_server import FAILED
+    from localmem.mcp.server import FAILED
 
     name, arguments = value
     result = server.call(name, arguments)

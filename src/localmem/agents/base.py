@@ -24,7 +24,7 @@ from typing import Literal
 
 from localmem.errors import Conflict, InvalidInput
 from localmem.memory.workspaces import find_root
-from localmem.paths import atomic_write
+from localmem.paths import write_atomic
 
 SERVER_NAME = "localmem"
 
@@ -254,7 +254,7 @@ class Agent(ABC):
         backup = _backup(target, original) if original is not None else None
         mode = _mode_for(target, original is not None, self.scope(ctx))
         target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, new_text.encode("utf-8"), mode=mode)
+        write_atomic(target, new_text.encode("utf-8"), mode=mode)
         return InstallResult(self.name, self.title, path, status, backup)
 
 
@@ -288,7 +288,7 @@ def _decode(data: bytes | None) -> str | None:
 
 def _backup(target: Path, original: bytes) -> Path:
     backup = target.with_name(target.name + ".bak")
-    atomic_write(backup, original, mode=stat.S_IMODE(target.stat().st_mode))
+    write_atomic(backup, original, mode=stat.S_IMODE(target.stat().st_mode))
     return backup
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+from localmem import paths
 from localmem.errors import InvalidInput
 from localmem.facts import disk, rules
 
@@ -86,9 +87,9 @@ def remember(path: str, topic: str, fact: str, today: str, sync: bool = True) ->
     """Append `- today: fact` to the topic unless the same folded fact is already there."""
     rules.check_topic(topic)
     folded = rules.check_fact(fact)
-    disk.ensure_folder(path)
+    paths.ensure_folder(path)
     file = disk.topic_path(path, topic)
-    with disk.FileLock(os.path.join(path, disk.LOCK_NAME)):
+    with paths.FileLock(os.path.join(path, disk.LOCK_NAME)):
         disk.sweep_stale_temps(path)
         lines = read_lines(path, topic)
         if any(rules.parse_line(line)[1] == folded for line in fact_lines(lines)):
@@ -100,7 +101,7 @@ def remember(path: str, topic: str, fact: str, today: str, sync: bool = True) ->
                 f"core is full: this fact would take it to {len(data):,} characters, over its "
                 f"cap of {rules.CORE_CAP:,}; save it under a topic instead, such as food or work."
             )
-        disk.write_atomic(file, data.encode("utf-8"))
+        paths.write_atomic(file, data.encode("utf-8"))
     if sync:
         start_sync(path, "remember", topic)
     return Outcome(f"saved in {topic}; it now holds:\n" + data, True)
@@ -113,7 +114,7 @@ def forget(path: str, topic: str, text: str, sync: bool = True) -> Outcome:
     file = disk.topic_path(path, topic)
     if not os.path.isdir(path):
         return Outcome(f"There are no facts about {topic}; nothing was removed.\n", False)
-    with disk.FileLock(os.path.join(path, disk.LOCK_NAME)):
+    with paths.FileLock(os.path.join(path, disk.LOCK_NAME)):
         disk.sweep_stale_temps(path)
         lines = read_lines(path, topic)
         facts = fact_lines(lines)
@@ -131,7 +132,7 @@ def forget(path: str, topic: str, text: str, sync: bool = True) -> Outcome:
             )
         lines.remove(matches[0])
         if lines:
-            disk.write_atomic(file, _body(lines).encode("utf-8"))
+            paths.write_atomic(file, _body(lines).encode("utf-8"))
         else:
             disk.remove(file)  # an emptied topic leaves the index
     if sync:

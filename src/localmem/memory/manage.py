@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from localmem.errors import Conflict, InvalidInput
-from localmem.memory import index, lookup, recall, rows, workspaces
+from localmem.memory import rows, workspaces
 from localmem.memory.model import (
     CORE_TOKEN_CAP,
     GLOBAL,
@@ -25,6 +25,7 @@ from localmem.memory.model import (
     WorkspaceCount,
 )
 from localmem.memory.schema import read_snapshot, utc_text, write_transaction
+from localmem.memory.search import index, lookup, recall
 from localmem.memory.write import check_kind
 
 

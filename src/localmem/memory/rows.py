@@ -11,8 +11,8 @@ from datetime import datetime, timezone
 from typing import Any, cast
 
 from localmem.errors import NotFound
-from localmem.memory.lookup import COLUMNS
 from localmem.memory.model import Kind, Memory
+from localmem.memory.search.lookup import COLUMNS
 
 __all__ = ["COLUMNS", "fetch", "fetch_many", "live_correction", "to_memory"]
 

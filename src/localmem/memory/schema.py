@@ -17,7 +17,7 @@ import os
 import sqlite3
 
 from localmem.errors import StoreUnavailable
-from localmem.memory import tokens
+from localmem.memory.search import tokens
 
 TYPE_CHECKING = False  # the prompt-hook path opens the database through here: no typing
 if TYPE_CHECKING:
@@ -153,11 +153,10 @@ def missing_database(path: StrPath) -> StoreUnavailable:
 
 def _create_private_file(path: StrPath) -> None:
     """Make an empty 0600 file so SQLite (and its -wal/-shm sidecars) inherit the mode."""
-    from pathlib import Path
 
     from localmem import paths
 
-    paths.ensure_private_dir(Path(path).parent)
+    paths.ensure_folder(os.path.dirname(os.path.abspath(path)))
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, paths.FILE_MODE)
     except FileExistsError:
@@ -221,7 +220,7 @@ def _reindex_if_tokenizer_changed(conn: sqlite3.Connection) -> None:
     row = conn.execute("SELECT value FROM meta WHERE key = 'tokenizer_version'").fetchone()
     if row is not None and row[0] == str(tokens.TOKENIZER_VERSION):
         return
-    from localmem.memory import index
+    from localmem.memory.search import index
 
     with write_transaction(conn):
         index.ensure_current(conn)

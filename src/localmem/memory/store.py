@@ -22,7 +22,7 @@ from pathlib import Path
 from types import TracebackType
 
 from localmem import paths
-from localmem.memory import lookup, manage, recall, rows, schema, workspaces, write
+from localmem.memory import manage, rows, schema, workspaces, write
 from localmem.memory.model import (
     AddResult,
     ForgetResult,
@@ -31,8 +31,13 @@ from localmem.memory.model import (
     Recall,
     Stats,
 )
+from localmem.memory.search import lookup, recall
 
 Clock = Callable[[], datetime]
+# Told after each write that changed something: the connection, the database path and
+# a few words on the change. `localmem.open()` passes the git mirror's hook here, so
+# the store itself knows nothing of the mirror.
+AfterWrite = Callable[[sqlite3.Connection, Path, str], None]
 
 
 def _utc_now() -> datetime:
@@ -47,10 +52,17 @@ def tracking_enabled() -> bool:
 class Store:
     """One open memory database. Use as a context manager or call `close()`."""
 
-    def __init__(self, path: Path, connection: sqlite3.Connection, clock: Clock) -> None:
+    def __init__(
+        self,
+        path: Path,
+        connection: sqlite3.Connection,
+        clock: Clock,
+        after_write: AfterWrite | None = None,
+    ) -> None:
         self.path = path
         self._conn = connection
         self._clock = clock
+        self._after_write = after_write
         # Recall counts that met a busy write lock, retried on the next recall or close.
         self._pending: dict[int, int] = {}
         # A change made inside a caller's transaction, mirrored once it is over (on close).
@@ -154,15 +166,14 @@ class Store:
         return result
 
     def changed(self, what: str) -> None:
-        """After a write that changed something: the git mirror, when one is set up,
-        exports and pushes it in the background (one `meta` read when none is)."""
+        """After a write that changed something: tell the after-write hook, if any
+        (the git mirror), once the caller's transaction is over."""
         if self._conn.in_transaction:
             self._unmirrored = what
             return
         self._unmirrored = None
-        from localmem.memory import mirror
-
-        mirror.after_write(self._conn, self.path, what)
+        if self._after_write is not None:
+            self._after_write(self._conn, self.path, what)
 
     def stats(self) -> Stats:
         return manage.stats(self._conn, self.path)
@@ -199,13 +210,18 @@ class Store:
 
 
 def open_store(
-    path: Path | str | None = None, *, create: bool = True, clock: Clock | None = None
+    path: Path | str | None = None,
+    *,
+    create: bool = True,
+    clock: Clock | None = None,
+    after_write: AfterWrite | None = None,
 ) -> Store:
     """Open the memory database (default: `paths.memory_db()`), migrating it forward.
 
     With `create=False` a missing database raises StoreUnavailable and nothing is
-    created (read-only commands use this).
+    created (read-only commands use this). Surfaces open it through
+    `localmem.open()`, which adds the git mirror's after-write hook.
     """
     target = Path(path) if path is not None else paths.memory_db()
     connection = schema.connect(target, create=create)
-    return Store(target, connection, clock or _utc_now)
+    return Store(target, connection, clock or _utc_now, after_write)

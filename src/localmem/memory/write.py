@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from localmem.errors import InvalidInput, NotFound
-from localmem.memory import index, ranking, rows, tokens, workspaces
+from localmem.memory import rows, workspaces
 from localmem.memory.model import (
     GLOBAL,
     KINDS,
@@ -25,6 +25,7 @@ from localmem.memory.model import (
     Memory,
 )
 from localmem.memory.schema import utc_text, write_transaction
+from localmem.memory.search import index, ranking, tokens
 
 NOVELTY_THRESHOLD = 0.25  # `if_novel` skips at or above this overlap (the capture hook's gate)
 NEAR_DUPLICATE_THRESHOLD = 0.6  # queued for review at or above this overlap, never merged

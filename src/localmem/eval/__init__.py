@@ -1,0 +1,1 @@
+"""The eval harness (`localmem eval`, SPEC section 10) and its bundled fixtures."""

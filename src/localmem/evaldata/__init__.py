@@ -1,1 +1,0 @@
-"""The bundled eval fixtures (JSON files next to this one) and the reader that checks them."""

@@ -1,0 +1,1 @@
+"""SURFACE: the MCP server (`localmem serve`), its HTTP transport and token, the memory tools."""

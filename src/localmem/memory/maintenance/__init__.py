@@ -1,0 +1,1 @@
+"""Keeping the store healthy: audit, gc, and the near-duplicate queue (dedupe)."""

@@ -1,0 +1,164 @@
+"""Derived data kept beside each memory: full-text index entries and entities.
+
+The full-text table is contentless (the text is stored once, in `memories`),
+so removing a row means handing FTS5 the exact terms it indexed; they are
+recomputed with `tokens`, whose version is recorded in `meta` and checked on
+open (`ensure_current()` rebuilds the index when the tokenizer changed).
+
+Entities are the identifiers a memory names (file paths, error codes, `snake_case`
+and `CamelCase` names, environment variables, backticked code): memories that
+share one are each other's "related" neighbours, and `forget` removes the
+entities nobody else uses.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+from localmem.memory.search import tokens
+
+TYPE_CHECKING = False  # typing itself is too dear for the prompt-hook path
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+MAX_ENTITIES = 16
+_BACKTICK = r"`([^`\n]{2,64})`"
+_IDENTIFIER = (
+    r"(?<![\w./:-])("
+    r"[A-Za-z0-9_.~-]*[/.][A-Za-z0-9_./~-]*[A-Za-z0-9_]"  # paths, dotted names, files
+    r"|[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+"  # snake_case, ENV_VARS
+    r"|[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*"  # camelCase, CamelCase
+    r"|[A-Za-z]+[0-9]+[A-Za-z0-9]*"  # error codes: E0502, TS2345, py311
+    r"|[A-Z]{3,}"  # acronyms: WAL, FTS, OAUTH
+    r")"
+)
+# Compiled on first use by the write path: the prompt hook imports this module
+# (for `ws_term`) and must not pay for these patterns.
+_patterns: list[re.Pattern[str]] = []
+
+
+def _compiled() -> list[re.Pattern[str]]:
+    if not _patterns:
+        _patterns.extend([re.compile(_BACKTICK), re.compile(_IDENTIFIER)])
+    return _patterns
+
+
+def ws_term(workspace_id: int) -> str:
+    """The single index term naming a workspace (lives in the `ws` column only)."""
+    return f"w{workspace_id}"
+
+
+def doc_terms(content: str, keywords: Iterable[str]) -> set[str]:
+    """The distinct meaningful terms a memory is found by (content and keywords)."""
+    return _indexed(content, list(keywords))[3]
+
+
+def _indexed(content: str, keywords: list[str]) -> tuple[str, str, list[str], set[str]]:
+    """(body terms, keyword terms, content's meaningful terms, all meaningful terms),
+    tokenizing each text once."""
+    body, meaningful = tokens.analyze(content)
+    kw, kw_meaningful = tokens.analyze(" ".join(keywords))
+    found = set(meaningful)
+    found.update(kw_meaningful)
+    return " ".join(body), " ".join(kw), meaningful, found
+
+
+def add_terms(
+    conn: sqlite3.Connection,
+    memory_id: int,
+    content: str,
+    keywords: Iterable[str],
+    workspace_id: int,
+) -> list[str]:
+    """Index a memory: its FTS entry and the document frequency of its terms.
+    Returns the content's meaningful terms (what `memories.terms` stores)."""
+    body, kw, meaningful, found = _indexed(content, list(keywords))
+    conn.execute(
+        "INSERT INTO memories_fts(rowid, body, kw, ws) VALUES (?, ?, ?, ?)",
+        (memory_id, body, kw, ws_term(workspace_id)),
+    )
+    conn.executemany(
+        "INSERT INTO term_df(term, df) VALUES (?, 1) ON CONFLICT(term) DO UPDATE SET df = df + 1",
+        [(term,) for term in found],
+    )
+    return meaningful
+
+
+def remove_terms(
+    conn: sqlite3.Connection,
+    memory_id: int,
+    content: str,
+    keywords: Iterable[str],
+    workspace_id: int,
+) -> None:
+    """Undo `add_terms` for the same values."""
+    body, kw, _meaningful, found = _indexed(content, list(keywords))
+    conn.execute(
+        "INSERT INTO memories_fts(memories_fts, rowid, body, kw, ws) VALUES ('delete', ?, ?, ?, ?)",
+        (memory_id, body, kw, ws_term(workspace_id)),
+    )
+    gone = [(term,) for term in found]
+    conn.executemany("UPDATE term_df SET df = df - 1 WHERE term = ?", gone)
+    conn.executemany("DELETE FROM term_df WHERE term = ? AND df <= 0", gone)
+
+
+def entity_names(content: str) -> list[str]:
+    """The identifiers `content` names, lower-cased, de-duplicated, at most MAX_ENTITIES."""
+    backtick, identifier = _compiled()
+    found: dict[str, None] = {}
+    for match in backtick.finditer(content):
+        found.setdefault(match.group(1).strip().lower(), None)
+    for match in identifier.finditer(content):
+        name = match.group(1).strip(".-/").lower()
+        if len(name) >= 3 and any(ch.isalpha() for ch in name) and len(name) <= 64:
+            found.setdefault(name, None)
+    return [name for name in found if name][:MAX_ENTITIES]
+
+
+def link_entities(conn: sqlite3.Connection, memory_id: int, content: str) -> None:
+    names = [(name,) for name in entity_names(content)]
+    conn.executemany("INSERT OR IGNORE INTO entities(name) VALUES (?)", names)
+    conn.executemany(
+        "INSERT OR IGNORE INTO memory_entities(memory_id, entity_id) "
+        "SELECT ?, id FROM entities WHERE name = ?",
+        [(memory_id, name) for (name,) in names],
+    )
+
+
+def unlink_entities(conn: sqlite3.Connection, memory_id: int, *, dry_run: bool = False) -> int:
+    """Drop `memory_id`'s entity links; delete entities no other memory uses. Returns that count."""
+    orphans = [
+        int(row[0])
+        for row in conn.execute(
+            "SELECT me.entity_id FROM memory_entities AS me WHERE me.memory_id = ? AND NOT EXISTS "
+            "(SELECT 1 FROM memory_entities AS o WHERE o.entity_id = me.entity_id "
+            "AND o.memory_id != me.memory_id)",
+            (memory_id,),
+        )
+    ]
+    if dry_run:
+        return len(orphans)
+    conn.execute("DELETE FROM memory_entities WHERE memory_id = ?", (memory_id,))
+    conn.executemany("DELETE FROM entities WHERE id = ?", [(i,) for i in orphans])
+    return len(orphans)
+
+
+def ensure_current(conn: sqlite3.Connection) -> None:
+    """Rebuild the index if it was built by another tokenizer version (inside a write txn)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'tokenizer_version'").fetchone()
+    if row is not None and row[0] == str(tokens.TOKENIZER_VERSION):
+        return
+    conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('delete-all')")
+    conn.execute("DELETE FROM term_df")
+    rows = conn.execute(
+        "SELECT m.id, m.content, m.keywords, w.id FROM memories AS m "
+        "JOIN workspaces AS w ON w.name = m.workspace"
+    ).fetchall()
+    for memory_id, content, keywords, ws_id in rows:
+        terms = add_terms(conn, memory_id, content, keywords.split("\n") if keywords else [], ws_id)
+        conn.execute("UPDATE memories SET terms = ? WHERE id = ?", (" ".join(terms), memory_id))
+    conn.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES ('tokenizer_version', ?)",
+        (str(tokens.TOKENIZER_VERSION),),
+    )

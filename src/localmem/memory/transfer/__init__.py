@@ -1,0 +1,2 @@
+"""Moving memories in and out: the export format, restore, import of instruction files, and
+the git mirror."""

@@ -1,0 +1,245 @@
+"""`import`: instruction files (CLAUDE.md, AGENTS.md, steering files, any markdown)
+turned into `imported` memories, one per section or bullet (SPEC section 6).
+
+- Splitting: a top-level bullet (with its nested lines) is one memory; the
+  prose of a section is one memory. Each is prefixed with its headings
+  (`Testing > Fixtures: ...`) so a recall by topic finds it. Front matter (Kiro
+  steering, Cursor rules) is dropped; fenced code stays with its block.
+- Workspace: `-w` if given, else the repository the file lives in, else `global`
+  (a user-level file such as ~/.claude/CLAUDE.md applies everywhere).
+- Re-importing an unchanged file adds nothing: a piece whose source (the file's
+  absolute path) and content (compared as the write path's duplicate key) are
+  already stored as `imported` in that workspace is skipped, not merged again.
+- The file is only ever read. Every file is read and split before anything is
+  written, so a missing or unreadable path stores nothing at all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from localmem.agents.instructions import split_front_matter
+from localmem.errors import InvalidInput, NotFound
+from localmem.memory import workspaces
+from localmem.memory.model import GLOBAL
+from localmem.memory.search import tokens
+from localmem.memory.store import Store
+
+KIND = "imported"
+HEADING_LEVELS_SHOWN = 3  # `A > B > C: text`; deeper paths keep their last three
+
+_HEADING = re.compile(r"^[ ]{0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+_BULLET = re.compile(r"^([ \t]*)(?:[-*+]|\d{1,9}[.)])[ \t]+(.*)$")
+_FENCE = re.compile(r"^[ \t]*(```|~~~)")
+_RULE = re.compile(r"^[ ]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+_HAS_WORD = re.compile(r"\w")
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Piece:
+    content: str
+    headings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FileImport:
+    path: Path
+    workspace: str
+    pieces: int
+    added: int  # new memories
+    merged: int  # the same text was already stored (another file or kind): seen count raised
+    unchanged: int  # already imported from this file: skipped
+    first: str | None = None  # the first piece's text (init's self-check recalls it)
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    files: tuple[FileImport, ...]
+    dry_run: bool
+
+    @property
+    def added(self) -> int:
+        return sum(f.added for f in self.files)
+
+
+def split_markdown(text: str) -> list[Piece]:
+    """One piece per top-level bullet and one per section's prose, in file order."""
+    _, body = split_front_matter(text)
+    pieces: list[Piece] = []
+    headings: list[tuple[int, str]] = []
+    prose: list[str] = []
+    bullet: list[str] | None = None
+    bullet_indent = 0
+    fence: str | None = None
+
+    def context() -> tuple[str, ...]:
+        return tuple(title for _, title in headings)[-HEADING_LEVELS_SHOWN:]
+
+    def emit(lines: list[str]) -> None:
+        text = "\n".join(lines).strip()
+        if _HAS_WORD.search(text):
+            head = context()
+            pieces.append(Piece(f"{' > '.join(head)}: {text}" if head else text, head))
+
+    def end_bullet() -> None:
+        nonlocal bullet
+        if bullet is not None:
+            emit(bullet)
+            bullet = None
+
+    def end_section() -> None:
+        end_bullet()
+        emit(prose)
+        prose.clear()
+
+    for line in body.splitlines():
+        target = bullet if bullet is not None else prose
+        if fence is not None:
+            target.append(line)
+            if line.strip().startswith(fence):
+                fence = None
+            continue
+        if (opening := _FENCE.match(line)) is not None:
+            fence = opening.group(1)
+            target.append(line)
+            continue
+        if (heading := _HEADING.match(line)) is not None:
+            end_section()
+            level = len(heading.group(1))
+            headings = [h for h in headings if h[0] < level] + [(level, heading.group(2))]
+            continue
+        item = _BULLET.match(line)
+        indent = len(item.group(1).expandtabs(4)) if item else 0
+        if item and (
+            bullet is None and indent <= 3 or bullet is not None and indent <= bullet_indent
+        ):
+            end_bullet()
+            bullet, bullet_indent = [item.group(2)], indent
+            continue
+        if bullet is not None:
+            if not line.strip():
+                bullet.append("")
+                continue
+            if line[:1] in " \t" or bullet[-1]:
+                bullet.append(line.strip())  # a nested line, or a lazy continuation
+                continue
+            end_bullet()
+        if _RULE.match(line):
+            continue
+        prose.append(line)
+    end_section()
+    return pieces
+
+
+def whole_file(text: str) -> list[Piece]:
+    _, body = split_front_matter(text)
+    return [Piece(body.strip(), ())] if _HAS_WORD.search(body) else []
+
+
+def expand_paths(paths: Iterable[Path], consequence: str = "nothing was imported") -> list[Path]:
+    """Files as given; a folder stands for the markdown files directly in it.
+
+    A missing path is refused, its sentence ending with `consequence`.
+    """
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            inside = sorted(
+                p for p in path.iterdir() if p.suffix in (".md", ".mdc") and p.is_file()
+            )
+            if not inside:
+                raise NotFound(f"{path} holds no .md file to import; name the files instead.")
+            files.extend(inside)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise NotFound(f"{path} does not exist; {consequence}.")
+    return files
+
+
+def _read(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise InvalidInput(
+            f"{path} cannot be read ({error.strerror}); nothing was imported."
+        ) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InvalidInput(
+            f"{path} is not UTF-8 text; convert it (or leave it out) and import again. "
+            "Nothing was imported."
+        ) from None
+
+
+def file_workspace(path: Path, store: Store | None, *, register: bool) -> str:
+    """The repository the file lives in, else global (registered only when `register`)."""
+    root = workspaces.find_root(path.parent)
+    if root is None:
+        return GLOBAL
+    if store is None:
+        return workspaces.resolve_workspace(None, root)
+    return store.resolve_workspace(None, Path(root), for_write=register)
+
+
+def _already_imported(store: Store, workspace: str, source: str, content: str) -> bool:
+    key = tokens.duplicate_key(content)
+    for (stored,) in store.connection.execute(
+        "SELECT content FROM memories WHERE workspace = ? AND kind = ? AND source = ? "
+        "AND dup_hash = ?",
+        (workspace, KIND, source, tokens.duplicate_hash(content)),
+    ):
+        if tokens.duplicate_key(stored) == key:
+            return True
+    return False
+
+
+def import_files(
+    store: Store | None,
+    paths: Iterable[Path],
+    *,
+    workspace: str | None = None,
+    whole: bool = False,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+) -> ImportReport:
+    """Import `paths` into `store`. With `dry_run` nothing is written (`store` may be None:
+    no database yet, so everything would be new)."""
+    if not dry_run and store is None:
+        raise ValueError("a store is needed unless dry_run")
+    files = expand_paths(paths)
+    split = whole_file if whole else split_markdown
+    planned = [(path.resolve(), split(_read(path))) for path in files]
+    if workspace is not None:
+        workspace = workspaces.check_name(workspace, for_write=True)
+    total = sum(len(pieces) for _, pieces in planned)
+    done = 0
+    reports: list[FileImport] = []
+    for path, pieces in planned:
+        ws = workspace or file_workspace(path, store, register=not dry_run)
+        source = str(path)
+        added = merged = unchanged = 0
+        for piece in pieces:
+            if store is not None and _already_imported(store, ws, source, piece.content):
+                unchanged += 1
+            elif dry_run:
+                added += 1
+            else:
+                assert store is not None
+                result = store.add(piece.content, workspace=ws, kind=KIND, source=source)
+                if result.status == "added":
+                    added += 1
+                else:
+                    merged += 1
+            done += 1
+            if progress is not None:
+                progress(done, total)
+        first = pieces[0].content if pieces else None
+        reports.append(FileImport(path, ws, len(pieces), added, merged, unchanged, first))
+    return ImportReport(tuple(reports), dry_run)

@@ -1,0 +1,226 @@
+"""`localmem import`, `benchmark` and `init` as real subprocesses with HOME in a temp folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import script
+
+from localmem.agents.snippet import POINTER_SNIPPET
+from localmem.memory.search.tokens import estimate_tokens
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the dev extra installs tomli on 3.10
+    import tomli as tomllib
+
+CLAUDE_MD = """# Payments
+
+## Testing
+
+- Integration tests need Postgres 16: run `docker compose up -d db` first.
+- Never mock the ledger; use the `ledger_db` fixture.
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "payments"
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "CLAUDE.md").write_text(CLAUDE_MD)
+    (root / "src").mkdir()
+    return root
+
+
+def run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [script("localmem"), *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def db(home: Path) -> Path:
+    return home / ".local" / "share" / "localmem" / "memory.db"
+
+
+def test_import_reimport_dry_run_and_json(
+    repo: Path, env: dict[str, str], isolated_home: Path
+) -> None:
+    dry = run(["import", "--dry-run", "CLAUDE.md"], repo, env)
+    assert dry.returncode == 0, dry.stderr
+    assert "would add 2" in dry.stdout and "nothing was written" in dry.stdout
+    assert not db(isolated_home).exists()
+
+    first = run(["import", "--json", "CLAUDE.md"], repo / "src" / "..", env)
+    assert first.returncode == 0, first.stderr
+    (f,) = json.loads(first.stdout)["files"]
+    assert (f["workspace"], f["added"], f["unchanged"]) == ("payments", 2, 0)
+    assert first.stderr == ""  # no progress when not on a terminal
+
+    again = run(["import", "CLAUDE.md"], repo, env)
+    assert "added 0" in again.stdout and "2 unchanged" in again.stdout
+    (repo / "src").mkdir(exist_ok=True)
+    other_way = run(["import", "../CLAUDE.md"], repo / "src", env)  # the same file
+    assert "added 0" in other_way.stdout and "2 unchanged" in other_way.stdout
+    found = run(["search", "--context", "which Postgres version"], repo, env)
+    assert "Postgres 16" in found.stdout
+
+
+def test_import_refusals_are_one_sentence(repo: Path, env: dict[str, str]) -> None:
+    done = run(["import", "CLAUDE.md", "NOPE.md"], repo, env)
+    assert done.returncode == 1
+    assert "NOPE.md does not exist; nothing was imported." in done.stderr
+    assert "Traceback" not in done.stderr
+    missing = run(["import"], repo, env)
+    assert missing.returncode == 2
+
+
+def test_benchmark_counts_always_loaded_files(
+    repo: Path, env: dict[str, str], isolated_home: Path
+) -> None:
+    steering = repo / ".kiro" / "steering"
+    steering.mkdir(parents=True)
+    (steering / "manual.md").write_text("---\ninclusion: manual\n---\nOnly on request.\n")
+    (steering / "tech.md").write_text("Python 3.12, uv, ruff.\n")
+    user = isolated_home / ".claude" / "CLAUDE.md"
+    user.parent.mkdir()
+    user.write_text("- British spelling.\n")
+
+    done = run(["benchmark", "--json"], repo / "src", env)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    files = {Path(f["path"]).name + ":" + f["scope"]: f for f in data["instruction_files"]}
+    assert files["CLAUDE.md:project"]["estimated_tokens"] == estimate_tokens(CLAUDE_MD)
+    assert files["manual.md:project"]["always_loaded"] is False
+    assert files["tech.md:project"]["always_loaded"] is True
+    assert files["CLAUDE.md:user"]["agents"] == ["claude-code"]
+    always = [f["estimated_tokens"] for f in data["instruction_files"] if f["always_loaded"]]
+    assert data["instruction_tokens"] == sum(always)
+    assert data["per_agent"]["claude-code"] == estimate_tokens(CLAUDE_MD) + estimate_tokens(
+        "- British spelling.\n"
+    )
+    cost = data["localmem"]
+    assert cost["snippet_tokens"] == estimate_tokens(POINTER_SNIPPET)
+    assert cost["tool_description_tokens"] > 0 and cost["core_tokens"] == 0
+    assert cost["total_tokens"] == cost["snippet_tokens"] + cost["tool_description_tokens"]
+    assert "estimate" in data["caveat"].lower()
+    assert not db(isolated_home).exists()  # read-only
+
+    core = "Always answer in English, even when the code comments are Italian."
+    assert run(["add", "--kind", "core", core], repo, env).returncode == 0
+    with_core = json.loads(run(["benchmark", "--json"], repo, env).stdout)
+    assert with_core["localmem"]["core_tokens"] == estimate_tokens(f"- {core}")
+
+    text = run(["benchmark", "CLAUDE.md"], repo, env)
+    assert text.returncode == 0 and "pointer snippet" in text.stdout
+    assert "Estimates" in text.stdout
+
+
+def test_init_headless_prints_the_plan_and_writes_nothing(
+    repo: Path, env: dict[str, str], isolated_home: Path
+) -> None:
+    (isolated_home / ".codex").mkdir()
+    done = run(["init"], repo, env)
+    assert done.returncode == 0, done.stderr
+    assert "nothing is written" in done.stdout
+    assert "codex: would ask to register" in done.stdout
+    assert "CLAUDE.md: would ask to import" in done.stdout
+    assert POINTER_SNIPPET in done.stdout
+    assert not db(isolated_home).exists()
+    assert not (isolated_home / ".codex" / "config.toml").exists()
+    assert not (repo / ".mcp.json").exists()
+
+
+def test_init_yes_import_all_then_again(
+    repo: Path, env: dict[str, str], isolated_home: Path
+) -> None:
+    (isolated_home / ".codex").mkdir()
+    (isolated_home / ".claude").mkdir()
+    done = run(["init", "--yes", "--import-all"], repo / "src", env)
+    assert done.returncode == 0, done.stderr
+    assert db(isolated_home).exists()
+    command = str(Path(script("localmem")).resolve())
+    toml = tomllib.loads((isolated_home / ".codex" / "config.toml").read_text())
+    assert toml["mcp_servers"]["localmem"] == {"command": command, "args": ["serve"]}
+    assert json.loads((repo / ".mcp.json").read_text())["mcpServers"]["localmem"]["args"] == [
+        "serve"
+    ]
+    assert "2 added" in done.stdout
+    assert "self-check: recall in workspace payments works" in done.stdout
+    assert (repo / "CLAUDE.md").read_text() == CLAUDE_MD
+
+    again = run(["init", "--yes", "--import-all"], repo, env)
+    assert again.returncode == 0, again.stderr
+    assert "codex: already registered" in again.stdout
+    assert "0 added, 2 unchanged" in again.stdout
+
+
+def test_init_reports_a_stale_entry_non_zero(
+    repo: Path, env: dict[str, str], isolated_home: Path
+) -> None:
+    (isolated_home / ".cursor").mkdir()
+    path = repo / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text('{"mcpServers": {"localmem": {"command": "/gone", "args": ["serve"]}}}')
+    done = run(["init", "--yes"], repo, env)
+    assert done.returncode == 1
+    assert "--repair" in done.stderr
+    assert "self-check" in done.stdout  # the other steps still ran
+    assert json.loads(path.read_text())["mcpServers"]["localmem"]["command"] == "/gone"
+
+
+def test_init_asks_on_a_terminal(repo: Path, env: dict[str, str], isolated_home: Path) -> None:
+    (isolated_home / ".kiro").mkdir()
+    (isolated_home / ".cursor").mkdir()
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [script("localmem"), "init"], stdin=slave, stdout=slave, stderr=slave, cwd=repo, env=env
+    )
+    os.close(slave)
+    answers = [b"y\n", b"\n", b"y\n"]  # kiro yes, cursor default (no), import yes
+    out = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 60)
+        if not ready:
+            break
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+        if out.rstrip().endswith(b"[y/N]:") and answers:
+            os.write(master, answers.pop(0))
+    os.close(master)
+    assert proc.wait(timeout=60) == 0, out.decode()
+    text = out.decode()
+    assert "Register localmem with Kiro" in text and "cursor: skipped" in text
+    assert (isolated_home / ".kiro" / "settings" / "mcp.json").exists()
+    assert not (repo / ".cursor" / "mcp.json").exists()
+    assert "2 added" in text and "self-check: recall in workspace payments works" in text
+
+
+def test_init_outside_a_repository_leaves_project_agents_alone(
+    tmp_path: Path, env: dict[str, str], isolated_home: Path
+) -> None:
+    (isolated_home / ".claude").mkdir()
+    folder = tmp_path / "scratch"
+    folder.mkdir()
+    done = run(["init", "--yes"], folder, env)
+    assert done.returncode == 0, done.stderr
+    assert "claude-code: configured per repository" in done.stdout
+    assert not (folder / ".mcp.json").exists()
+    assert not (isolated_home / ".claude.json").exists()

@@ -1,0 +1,175 @@
+"""The git mirror: set up with a real local bare remote, every change exported and pushed
+by the shared detached worker, restored from a clone on a "second machine"."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from maint_support import open_at
+
+from localmem.errors import Conflict
+from localmem.memory.transfer import mirror
+from localmem.memory.transfer.export import export_text, parse_mirror
+from localmem.memory.transfer.restore import restore
+
+
+def git(*args: str, cwd: Path | None = None) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def wait_for(condition: Callable[[], bool], what: str, deadline: float = 60.0) -> None:
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        if condition():
+            return
+        time.sleep(0.05)  # polling the remote, not a fixed wait
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def subjects(remote: Path) -> list[str]:
+    try:
+        return git("--git-dir", str(remote), "log", "--format=%s").split("\n")
+    except subprocess.CalledProcessError:
+        return []
+
+
+def remote_file(remote: Path, name: str) -> str:
+    try:
+        return git("--git-dir", str(remote), "show", f"HEAD:{name}")
+    except subprocess.CalledProcessError:
+        return ""
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    bare = tmp_path / "remote.git"
+    git("init", "-q", "--bare", str(bare))
+    return bare
+
+
+def _quiet(_line: str) -> None:
+    pass
+
+
+def test_mirror_pushes_every_change_and_restores_on_a_second_machine(
+    tmp_path: Path, remote: Path
+) -> None:
+    first = tmp_path / "one" / "memory.db"
+    first.parent.mkdir()
+    with open_at(first) as store:
+        store.add("Run the tests with make test", workspace="api", keywords=["pytest"])
+        setup = mirror.init(store, str(remote), None, _quiet)
+        assert setup.folder == tmp_path / "one" / "memory-mirror"
+        assert subjects(remote)[0] == "git-init"
+        old = store.add("Deploy with fab deploy", workspace="api").id or 0
+        wait_for(lambda: f"add {old}" in subjects(remote), "the add to reach the remote")
+        new = store.add("Deploy with make deploy", workspace="global", supersedes=[old]).id
+        store.add("Café 東京 in workspace with a slash", workspace="team/web")
+        store.promote(new or 0, "lesson")
+        # A worker exports the store as it is when it runs, so a later change may ride
+        # in an earlier worker's commit: wait for the content, not for a message.
+        wait_for(
+            lambda: (
+                '"kind": "lesson"' in remote_file(remote, "global.jsonl")
+                and "東京" in remote_file(remote, mirror.file_name("team/web"))
+            ),
+            "the last changes to reach the remote",
+        )
+        exported = export_text(store.connection)
+
+    clone = tmp_path / "two" / "clone"
+    git("clone", "-q", str(remote), str(clone))
+    files = sorted(p.name for p in clone.glob("*.jsonl"))
+    assert files == ["api.jsonl", "global.jsonl", mirror.file_name("team/web")]
+    lines = (clone / "api.jsonl").read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0]) == {
+        "format": "localmem-mirror",
+        "format_version": 1,
+        "workspace": "api",
+    }
+    assert len(lines) == 3
+    with open_at(tmp_path / "two" / "memory.db") as second:
+        report = restore(second, parse_mirror(clone))
+        assert report.added == 4 and report.links == 1
+        assert export_text(second.connection) == exported
+
+
+def test_second_machine_init_restores_what_the_remote_holds(tmp_path: Path, remote: Path) -> None:
+    with open_at(tmp_path / "a.db") as one:
+        one.add("Use pnpm in the web app", workspace="web")
+        setup = mirror.init(one, str(remote), tmp_path / "mirror-a", _quiet)
+        assert setup.restored == 0
+    with open_at(tmp_path / "b.db") as two:
+        two.add("A memory only the second machine has", workspace="web")
+        setup = mirror.init(two, str(remote), tmp_path / "mirror-b", _quiet)
+        assert setup.restored == 1
+        assert two.search("pnpm", workspace="web").hits
+        head = git("log", "-1", "--format=%s", cwd=setup.folder).strip()
+        assert head == "git-init"
+        text = (setup.folder / "web.jsonl").read_text(encoding="utf-8")
+        assert "pnpm" in text and "second machine" in text
+    assert "pnpm" in git("--git-dir", str(remote), "show", "HEAD:web.jsonl")
+
+
+def test_init_refuses_a_folder_pushing_elsewhere(tmp_path: Path, remote: Path) -> None:
+    other = tmp_path / "other.git"
+    git("init", "-q", "--bare", str(other))
+    with open_at(tmp_path / "a.db") as store:
+        store.add("one memory", workspace="x")
+        folder = tmp_path / "m"
+        mirror.init(store, str(remote), folder, _quiet)
+        mirror.init(store, str(remote), folder, _quiet)  # again, same remote: fine
+        with pytest.raises(Conflict, match="already pushes"):
+            mirror.init(store, str(other), folder, _quiet)
+        busy = tmp_path / "busy"
+        busy.mkdir()
+        (busy / "notes.txt").write_text("mine", encoding="utf-8")
+        with pytest.raises(Conflict, match="not empty"):
+            mirror.init(store, str(other), busy, _quiet)
+
+
+def test_without_a_mirror_a_write_starts_no_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from localmem import gitsync
+
+    started: list[str] = []
+    monkeypatch.setattr(gitsync, "start", lambda *a, **k: started.append(str(a)))
+    with open_at(tmp_path / "a.db") as store:
+        store.add("no mirror here", workspace="x")
+        assert mirror.configured(store.connection) is None
+    assert started == []
+
+
+def test_a_bulk_transaction_starts_one_worker_at_the_end(
+    tmp_path: Path, remote: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from localmem import gitsync
+
+    with open_at(tmp_path / "a.db") as store:
+        store.add("first", workspace="x")
+        mirror.init(store, str(remote), tmp_path / "m", _quiet)
+        started: list[tuple[object, ...]] = []
+        monkeypatch.setattr(gitsync, "start", lambda *a, **k: started.append(a))
+        with store.transaction():
+            for n in range(5):
+                store.add(f"bulk memory {n} about birds", workspace="x")
+        assert started == []
+    assert len(started) == 1
+
+
+def test_file_names_are_stable_and_safe() -> None:
+    assert mirror.file_name("api") == "api.jsonl"
+    odd = mirror.file_name("team/web app")
+    assert odd.startswith("team-web-app-") and odd.endswith(".jsonl") and "/" not in odd
+    assert mirror.file_name("team/web app") == odd
+    assert mirror.file_name(".hidden") != ".hidden.jsonl"
+    # Two workspaces differing only in case stay two files on a case-blind file system.
+    upper, lower = mirror.file_name("Foo"), mirror.file_name("foo")
+    assert lower == "foo.jsonl" and upper.lower() != lower.lower()
