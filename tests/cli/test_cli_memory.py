@@ -134,7 +134,7 @@ def test_show_unknown_id_is_one_sentence(run) -> None:  # type: ignore[no-untype
 
 def test_context_drops_weak_unless_fallback(run) -> None:  # type: ignore[no-untyped-def]
     run("add", "Grafana dashboards are provisioned from json")
-    query = "grafana dashboards provisioned from json alert routing pagerduty escalation policy"
+    query = "grafana alert routing pagerduty escalation policy"
     _, out, _ = run("search", query)
     assert "[weak]" in out
     _, out, _ = run("search", query, "--context")

@@ -74,7 +74,9 @@ def test_import_reimport_dry_run_and_json(
     (repo / "src").mkdir(exist_ok=True)
     other_way = run(["import", "../CLAUDE.md"], repo / "src", env)  # the same file
     assert "added 0" in other_way.stdout and "2 unchanged" in other_way.stdout
-    found = run(["search", "--context", "which Postgres version"], repo, env)
+    found = run(
+        ["search", "--context", "which Postgres version do the integration tests need?"], repo, env
+    )
     assert "Postgres 16" in found.stdout
 
 

@@ -17,7 +17,8 @@ from conftest import script
 
 from localmem.errors import InvalidInput, NotFound
 from localmem.eval import harness as evaluate
-from localmem.eval.fixture import BUNDLED, Fixture, bundled_path, load, load_bundled
+from localmem.eval import report as eval_report
+from localmem.eval.fixture import BUNDLED, bundled_path, load, load_bundled
 
 # Each answerable query shares one rare word with exactly one memory, so its rank
 # does not depend on the fine points of the ranking; off-corpus queries share no
@@ -84,10 +85,13 @@ def test_tiny_fixture_metrics_are_exact(tmp_path: Path) -> None:
     assert by_id["q-wrong"].returned == ("m-quokka",)
     assert report.answerable == 3
     assert report.off_corpus == 2
-    assert report.found_at == {1: 2, 3: 2, 5: 2}
+    assert report.scores.found_at == {1: 2, 3: 2, 5: 2, 10: 2}
     assert report.recall_at(1) == pytest.approx(2 / 3)
     assert report.mrr == pytest.approx(2 / 3)
     assert report.off_corpus_silent == 2
+    assert report.scores.empty == 2
+    # The bare bm25 baseline answers the same queries in the same run.
+    assert report.compare["bm25"].found_at == {1: 2, 3: 2, 5: 2, 10: 2}
     assert by_id["q-off-1"].answered_by == "none"
     assert by_id["q-zebra"].answered_by == "match"
     assert sum(report.answered_by.values()) == 5
@@ -95,23 +99,26 @@ def test_tiny_fixture_metrics_are_exact(tmp_path: Path) -> None:
 
 
 def test_score_arithmetic_with_ranks_beyond_one() -> None:
-    fixture = Fixture("f", "f.json", (), ())
+    R = evaluate.QueryResult
     results = [
-        evaluate.QueryResult("a", "a", ("x",), ("x",), 1, "match"),
-        evaluate.QueryResult("b", "b", ("x",), ("y", "x"), 2, "match"),
-        evaluate.QueryResult("c", "c", ("x",), ("y", "z", "w", "x"), 4, "fallback"),
-        evaluate.QueryResult("d", "d", ("x",), (), None, "none"),
-        evaluate.QueryResult("e", "e", (), ("y",), None, "fallback"),
-        evaluate.QueryResult("f", "f", (), (), None, "none"),
+        R("a", "a", ("x",), ("x",), ("x",), 1, "match"),
+        R("b", "b", ("x",), ("y", "x"), ("y",), 2, "match"),
+        R("c", "c", ("x",), ("y", "z", "w", "x"), (), 4, "fallback"),
+        R("d", "d", ("x",), (), (), None, "none"),
+        R("e", "e", (), ("y",), (), None, "fallback"),
+        R("f", "f", (), (), (), None, "none"),
+        R("g", "g", (), ("y",), ("y",), None, "match"),
     ]
-    report = evaluate._score(fixture, results)
-    assert report.found_at == {1: 1, 3: 2, 5: 3}
-    assert report.recall_at(1) == 0.25
-    assert report.recall_at(3) == 0.5
-    assert report.recall_at(5) == 0.75
-    assert report.mrr == pytest.approx((1 + 1 / 2 + 1 / 4) / 4)
-    assert report.off_corpus_silent == 1
-    assert report.answered_by == {"match": 2, "fallback": 2, "none": 2}
+    scores = evaluate.score(results)
+    assert scores.found_at == {1: 1, 3: 2, 5: 3, 10: 3}
+    assert scores.recall_at(1) == 0.25
+    assert scores.recall_at(3) == 0.5
+    assert scores.recall_at(5) == 0.75
+    assert scores.mrr == pytest.approx((1 + 1 / 2 + 1 / 4) / 4)
+    # Only "a" has its answer among the confident hits of the first three.
+    assert scores.hook == 0.25
+    # "e" and "f" have no confident hit (silent); only "f" has none at all (empty).
+    assert (scores.silent, scores.empty) == (2, 1)
 
 
 def test_supersede_and_seen_count_go_through_the_write_path(tmp_path: Path) -> None:
@@ -176,8 +183,11 @@ def test_text_output_names_each_query_and_the_totals(tmp_path: Path, env: dict[s
     assert done.returncode == 0, done.stderr
     assert "q-wrong" in done.stdout and "MISSED" in done.stdout
     assert "silent" in done.stdout
-    summary = [line for line in done.stdout.splitlines() if line.startswith("tiny ")]
-    assert summary and "0.667" in summary[-1] and "2/2" in summary[-1]
+    lines = done.stdout.splitlines()
+    ours = [line for line in lines if line.startswith("  lexical ")]
+    plain = [line for line in lines if line.startswith("  bm25 ")]
+    assert ours and "0.667" in ours[-1] and "2/2" in ours[-1]
+    assert plain and "0.667" in plain[-1]
 
 
 BAD_FIXTURES: list[tuple[str, Any, str]] = [
@@ -260,11 +270,11 @@ def test_bundled_fixtures_match_the_pinned_baseline() -> None:
     To accept a deliberate ranking change: `localmem eval --write-baseline`, then
     record the before/after table in docs/decisions.md.
     """
-    baseline = evaluate.read_baseline()["fixtures"]
+    baseline = eval_report.read_baseline()["fixtures"]
     fixtures = load_bundled()
     assert sorted(baseline) == sorted(f.name for f in fixtures)
     for fixture in fixtures:
-        measured = evaluate.pinned(evaluate.run(fixture))
+        measured = eval_report.pinned(evaluate.run(fixture))
         pinned = baseline[fixture.name]
         assert {k: v for k, v in measured.items() if k != "per_query"} == {
             k: v for k, v in pinned.items() if k != "per_query"
@@ -274,27 +284,27 @@ def test_bundled_fixtures_match_the_pinned_baseline() -> None:
         )
 
 
-def test_default_runs_both_bundled_fixtures(env: dict[str, str]) -> None:
+def test_default_runs_every_bundled_fixture(env: dict[str, str]) -> None:
     done = run_cli("--json", env=env)
     assert done.returncode == 0, done.stderr
     names = [report["fixture"] for report in json.loads(done.stdout)["fixtures"]]
     assert names == [load(bundled_path(name)).name for name in BUNDLED]
-    assert names == ["bilingual-v1", "conversational-v1"]
+    assert names == ["bilingual-v1", "conversational-v1", "madial-en-v1"]
 
 
 def test_write_baseline_refuses_a_custom_fixture(tmp_path: Path, env: dict[str, str]) -> None:
-    before = bundled_path(evaluate.BASELINE).read_bytes()
+    before = bundled_path(eval_report.BASELINE).read_bytes()
     done = run_cli("--fixture", str(write_fixture(tmp_path, TINY)), "--write-baseline", env=env)
     assert done.returncode != 0 and "bundled fixtures only" in done.stderr
-    assert bundled_path(evaluate.BASELINE).read_bytes() == before
+    assert bundled_path(eval_report.BASELINE).read_bytes() == before
 
 
 def test_write_baseline_file_round_trips(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     target = tmp_path / "baseline.json"
-    monkeypatch.setattr(evaluate, "baseline_path", lambda: target)
+    monkeypatch.setattr(eval_report, "baseline_path", lambda: target)
     report = evaluate.run(load(write_fixture(tmp_path, TINY)))
-    assert evaluate.write_baseline_file([report]) == target
-    assert evaluate.read_baseline()["fixtures"]["tiny"] == evaluate.pinned(report)
+    assert eval_report.write_baseline_file([report]) == target
+    assert eval_report.read_baseline()["fixtures"]["tiny"] == eval_report.pinned(report)
 
 
 def test_progress_shows_on_a_terminal_only(tmp_path: Path, env: dict[str, str]) -> None:

@@ -82,7 +82,7 @@ def eval_command(fixtures: tuple[str, ...], as_json: bool, write_baseline: bool)
 
     By default both bundled fixtures run: peer-bilingual-v1 and conversational-v1.
     """
-    from localmem.eval.harness import command
+    from localmem.eval.report import command
 
     command(fixtures, as_json=as_json, write_baseline=write_baseline)
 

@@ -21,7 +21,12 @@ from localmem.errors import InvalidInput, NotFound
 SUPPORTED_VERSION = 1
 
 # The bundled fixtures, in the order `localmem eval` runs them by default.
-BUNDLED = ("peer-bilingual-v1.json", "conversational-v1.json")
+BUNDLED = (
+    "peer-bilingual-v1.json",
+    "conversational-v1.json",
+    "madial-en-v1.json",
+    "prompts-v1.json",
+)
 
 
 @dataclass(frozen=True)

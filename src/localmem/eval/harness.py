@@ -4,14 +4,25 @@
 the user's database and `LOCALMEM_DB` are never looked at), writes a fixture
 through the ordinary write path with the clock set back by each row's
 `age_days`, asks every query through the ordinary read path with tracking off,
-and reports:
+and reports, over the first ten hits:
 
-- recall@1/3/5: the share of queries with a stored answer that have at least one
-  relevant memory among the first 1, 3 or 5 hits;
+- recall@1/3/5/10: the share of queries with a stored answer that have at least
+  one relevant memory among the first 1, 3, 5 or 10 hits;
 - MRR: the mean of 1/rank of the first relevant hit (0 when it is not returned);
-- off-corpus silent: how many queries whose answer is not stored came back empty;
+- hook@3: the share of those queries whose answer is among the confident hits
+  of the first three, which is what the prompt hook (`search --context -k 3`)
+  injects;
+- for queries whose answer is not stored: `silent`, how many came back with no
+  confident hit, and `empty`, how many came back with no hit at all;
 - which part of the ranking answered each query: the stage of its top hit
-  (`match` or the weak `fallback`), or `none` when nothing came back.
+  (`match`, or the weak `fallback`), or `none` when nothing came back.
+
+A query whose answer is a core memory is answered at rank 1: every recall
+carries the core block ahead of its hits (SPEC section 5), and a core row is
+never repeated among them.
+
+Beside it, computed in the same run over the same memories: `bm25`, the bare
+FTS5 query of `eval/bm25.py`, the plain baseline the ranking must beat.
 
 The clock is fixed and tracking is off so that a report depends on the ranking
 alone, never on the day it runs or on the order of the queries; that is what
@@ -20,22 +31,23 @@ lets `baseline.json` be pinned exactly by the test suite.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from localmem.errors import InvalidInput
-from localmem.eval.fixture import Fixture, FixtureQuery, bundled_path
+from localmem.eval.bm25 import Baseline
+from localmem.eval.fixture import Fixture, FixtureQuery
 
-CUTOFFS = (1, 3, 5)
+CUTOFFS = (1, 3, 5, 10)
+ASKED = max(CUTOFFS)
+HOOK_K = 3  # the prompt hook's `-k`
 ANSWERED_BY = ("match", "fallback", "none")
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)  # "now" for every eval run
 WORKSPACE = "eval"
-BASELINE = "baseline.json"
 
 # progress(fixture name, what is happening, done, total); called only when given.
 Progress = Callable[[str, str, int, int], None]
@@ -47,6 +59,7 @@ class QueryResult:
     text: str
     relevant: tuple[str, ...]
     returned: tuple[str, ...]  # fixture ids of the hits, best first
+    confident: tuple[str, ...]  # those of them that are not weak, in the same order
     rank: int | None  # 1-based rank of the first relevant hit, None when not returned
     answered_by: str  # one of ANSWERED_BY
 
@@ -56,17 +69,17 @@ class QueryResult:
 
 
 @dataclass(frozen=True)
-class Report:
-    fixture: str
-    source: str
-    memories: int
-    answerable: int  # queries whose answer is stored
+class Scores:
+    """The figures of one way of answering (ours, or a baseline) over one fixture."""
+
+    answerable: int
     off_corpus: int
     found_at: dict[int, int]  # cut-off -> answerable queries with a relevant hit that high
     reciprocal_sum: float
-    off_corpus_silent: int
-    answered_by: dict[str, int]
-    queries: tuple[QueryResult, ...]
+    hook_found: int  # answerable queries answered among the confident hits of the first 3
+    silent: int  # off-corpus queries with no confident hit
+    empty: int  # off-corpus queries with no hit at all
+    judged: bool = True  # whether the method says how sure it is (bm25 does not)
 
     def recall_at(self, cutoff: int) -> float:
         return self.found_at[cutoff] / self.answerable if self.answerable else 0.0
@@ -74,6 +87,53 @@ class Report:
     @property
     def mrr(self) -> float:
         return self.reciprocal_sum / self.answerable if self.answerable else 0.0
+
+    @property
+    def hook(self) -> float:
+        return self.hook_found / self.answerable if self.answerable else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            **{f"recall@{k}": round(self.recall_at(k), 4) for k in CUTOFFS},
+            "mrr": round(self.mrr, 4),
+        }
+        if self.judged:
+            out[f"hook@{HOOK_K}"] = round(self.hook, 4)
+            out["off_corpus_silent"] = self.silent
+        out["off_corpus_empty"] = self.empty
+        return out
+
+
+@dataclass(frozen=True)
+class Report:
+    fixture: str
+    source: str
+    memories: int
+    ranking: str  # "lexical", or "fused" when the semantic view answered too
+    scores: Scores
+    answered_by: dict[str, int]
+    queries: tuple[QueryResult, ...]
+    # Other ways of answering the same queries, computed in the same run.
+    compare: dict[str, Scores] = field(default_factory=dict)
+
+    @property
+    def answerable(self) -> int:
+        return self.scores.answerable
+
+    @property
+    def off_corpus(self) -> int:
+        return self.scores.off_corpus
+
+    @property
+    def off_corpus_silent(self) -> int:
+        return self.scores.silent
+
+    def recall_at(self, cutoff: int) -> float:
+        return self.scores.recall_at(cutoff)
+
+    @property
+    def mrr(self) -> float:
+        return self.scores.mrr
 
     def to_dict(self, *, per_query: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -83,10 +143,10 @@ class Report:
             "queries": len(self.queries),
             "answerable": self.answerable,
             "off_corpus": self.off_corpus,
-            **{f"recall@{k}": round(self.recall_at(k), 4) for k in CUTOFFS},
-            "mrr": round(self.mrr, 4),
-            "off_corpus_silent": self.off_corpus_silent,
+            "ranking": self.ranking,
+            **self.scores.to_dict(),
             "answered_by": dict(self.answered_by),
+            "compare": {name: scores.to_dict() for name, scores in self.compare.items()},
         }
         if per_query:
             out["per_query"] = [
@@ -95,6 +155,7 @@ class Report:
                     "text": q.text,
                     "relevant": list(q.relevant),
                     "returned": list(q.returned),
+                    "confident": list(q.confident),
                     "rank": q.rank,
                     "answered_by": q.answered_by,
                 }
@@ -129,7 +190,25 @@ def run(fixture: Fixture, progress: Progress | None = None) -> Report:
             ]
         finally:
             store.close()
-    return _score(fixture, results)
+    baseline = Baseline([(m.id, m.content, m.keywords) for m in fixture.corpus])
+    try:
+        plain = [
+            _result(q, tuple(baseline.search(q.text, ASKED)), (), "none") for q in fixture.queries
+        ]
+    finally:
+        baseline.close()
+    return Report(
+        fixture=fixture.name,
+        source=fixture.source,
+        memories=len(fixture.corpus),
+        ranking="lexical",
+        scores=score(results),
+        answered_by={
+            stage: sum(1 for r in results if r.answered_by == stage) for stage in ANSWERED_BY
+        },
+        queries=tuple(results),
+        compare={"bm25": score(plain, judged=False)},
+    )
 
 
 def _write(
@@ -180,152 +259,45 @@ def _ask(
 ) -> QueryResult:
     if progress is not None:
         progress(fixture.name, "asking", index, len(fixture.queries))
-    recall = store.search(query.text, workspace=WORKSPACE, k=max(CUTOFFS), track=False)
+    recall = store.search(query.text, workspace=WORKSPACE, k=ASKED, track=False)
     returned = tuple(by_row[hit.memory.id] for hit in recall.hits)
-    rank = next((i for i, found in enumerate(returned, 1) if found in query.relevant), None)
+    confident = tuple(by_row[hit.memory.id] for hit in recall.hits if not hit.weak)
     answered_by = recall.hits[0].stage if recall.hits else "none"
-    return QueryResult(query.id, query.text, query.relevant, returned, rank, answered_by)
+    in_core = any(by_row[memory.id] in query.relevant for memory in recall.core)
+    return _result(query, returned, confident, answered_by, in_core=in_core)
 
 
-def _score(fixture: Fixture, results: Sequence[QueryResult]) -> Report:
+def _result(
+    query: FixtureQuery,
+    returned: tuple[str, ...],
+    confident: tuple[str, ...],
+    answered_by: str,
+    *,
+    in_core: bool = False,
+) -> QueryResult:
+    rank = 1 if in_core else None
+    if rank is None:
+        rank = next((i for i, found in enumerate(returned, 1) if found in query.relevant), None)
+    return QueryResult(query.id, query.text, query.relevant, returned, confident, rank, answered_by)
+
+
+def score(results: Sequence[QueryResult], *, judged: bool = True) -> Scores:
+    """The figures of a list of answered queries (`judged`: hits carry a confidence)."""
     answerable = [r for r in results if not r.off_corpus]
     off = [r for r in results if r.off_corpus]
-    return Report(
-        fixture=fixture.name,
-        source=fixture.source,
-        memories=len(fixture.corpus),
+    hook_found = 0
+    for r in answerable:
+        injected = [found for found in r.returned[:HOOK_K] if found in r.confident]
+        hook_found += any(found in r.relevant for found in injected)
+    return Scores(
         answerable=len(answerable),
         off_corpus=len(off),
         found_at={
             k: sum(1 for r in answerable if r.rank is not None and r.rank <= k) for k in CUTOFFS
         },
         reciprocal_sum=sum(1.0 / r.rank for r in answerable if r.rank is not None),
-        off_corpus_silent=sum(1 for r in off if not r.returned),
-        answered_by={
-            stage: sum(1 for r in results if r.answered_by == stage) for stage in ANSWERED_BY
-        },
-        queries=tuple(results),
+        hook_found=hook_found,
+        silent=sum(1 for r in off if not r.confident),
+        empty=sum(1 for r in off if not r.returned),
+        judged=judged,
     )
-
-
-# The pinned baseline ----------------------------------------------------------
-
-
-def pinned(report: Report) -> dict[str, Any]:
-    """What the baseline holds for one fixture: every figure and every query's hits.
-
-    The per-query part is there because two queries moving in opposite directions
-    leave every aggregate unchanged; pinning the returned ids catches that too.
-    """
-    return {
-        "memories": report.memories,
-        "answerable": report.answerable,
-        "off_corpus": report.off_corpus,
-        **{f"found@{k}": report.found_at[k] for k in CUTOFFS},
-        **{f"recall@{k}": round(report.recall_at(k), 4) for k in CUTOFFS},
-        "mrr": round(report.mrr, 4),
-        "off_corpus_silent": report.off_corpus_silent,
-        "answered_by": dict(report.answered_by),
-        "per_query": {
-            q.id: {"rank": q.rank, "answered_by": q.answered_by, "returned": list(q.returned)}
-            for q in report.queries
-        },
-    }
-
-
-def baseline_path() -> Path:
-    return bundled_path(BASELINE)
-
-
-def read_baseline() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(baseline_path().read_text(encoding="utf-8"))
-    return data
-
-
-def write_baseline_file(reports: Sequence[Report]) -> Path:
-    """Rewrite `baseline.json` from reports of the bundled fixtures; return its path."""
-    path = baseline_path()
-    document = {
-        "about": "Pinned `localmem eval` figures for the bundled fixtures; "
-        "rewrite with `localmem eval --write-baseline` after a deliberate ranking change.",
-        "fixtures": {report.fixture: pinned(report) for report in reports},
-    }
-    path.write_text(json.dumps(document, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    return path
-
-
-# Text output --------------------------------------------------------------------
-
-
-def render(reports: Sequence[Report]) -> str:
-    """The human report: one line per query, then one summary table for all fixtures."""
-    lines: list[str] = []
-    for report in reports:
-        lines.append(f"{report.fixture} ({report.source}): {report.memories} memories")
-        width = max(len(q.id) for q in report.queries)
-        for q in report.queries:
-            if q.off_corpus:
-                verdict = "silent" if not q.returned else f"NOT silent ({len(q.returned)} hits)"
-            else:
-                verdict = f"rank {q.rank}" if q.rank is not None else "MISSED"
-            lines.append(f"  {q.id:<{width}}  {q.answered_by:<8}  {verdict}")
-        lines.append("")
-    header = ("fixture", "R@1", "R@3", "R@5", "MRR", "silent", "match", "fallback", "none")
-    rows = [
-        (
-            r.fixture,
-            *(f"{r.recall_at(k):.3f}" for k in CUTOFFS),
-            f"{r.mrr:.3f}",
-            f"{r.off_corpus_silent}/{r.off_corpus}",
-            *(str(r.answered_by[stage]) for stage in ANSWERED_BY),
-        )
-        for r in reports
-    ]
-    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
-    for row in (header, *rows):
-        cells = [row[0].ljust(widths[0])] + [
-            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
-        ]
-        lines.append("  ".join(cells))
-    lines.append(
-        "recall@k and MRR are over queries whose answer is stored; silent counts off-corpus "
-        "queries that came back empty; match/fallback/none is the part of the ranking that "
-        "answered each query."
-    )
-    return "\n".join(lines)
-
-
-# The `localmem eval` command ---------------------------------------------------
-
-
-def command(fixture_paths: Sequence[str], *, as_json: bool, write_baseline: bool) -> None:
-    """`localmem eval`: run the fixtures, print the reports, maybe rewrite the baseline."""
-    import sys
-
-    import click
-
-    from localmem.eval.fixture import load, load_bundled
-
-    if write_baseline and fixture_paths:
-        raise InvalidInput(
-            "--write-baseline pins the bundled fixtures only; run it without --fixture"
-        )
-    fixtures = [load(Path(path)) for path in fixture_paths] if fixture_paths else load_bundled()
-    # Progress goes to a terminal only; piped or captured output stays clean.
-    progress = _terminal_progress if sys.stderr.isatty() else None
-    reports = [run(fixture, progress) for fixture in fixtures]
-    if progress is not None:
-        click.echo("\r\033[K", err=True, nl=False)
-    if as_json:
-        click.echo(json.dumps({"fixtures": [r.to_dict() for r in reports]}, ensure_ascii=False))
-    else:
-        click.echo(render(reports))
-    if write_baseline:
-        path = write_baseline_file(reports)
-        click.echo(f"baseline written to {path}", err=True)
-
-
-def _terminal_progress(fixture: str, doing: str, done: int, total: int) -> None:
-    import click
-
-    click.echo(f"\r\033[K{fixture}: {doing} {done}/{total}", err=True, nl=False)

@@ -136,10 +136,16 @@ def ranked(
     k: int,
     kind: str | None,
     exclude: set[int],
+    nearest: list[tuple[int, float]] | None = None,
 ) -> list[tuple[Row, float, str]]:
-    """The best `k` (row, score, stage) for `query`, supersede order applied."""
+    """The best `k` (row, score, stage) for `query`, supersede order applied.
+
+    `nearest`: the semantic view's closest memories in scope, or None (lexical only).
+    """
     ws_ids = None if names is None else workspaces.existing_ids(conn, names)
-    found = ranking.rank(conn, query, ws_ids=ws_ids, kind=kind, limit=k, exclude=exclude)
+    found = ranking.rank(
+        conn, query, ws_ids=ws_ids, kind=kind, limit=k, exclude=exclude, nearest=nearest
+    )
     if not found:
         return []
     marks = ",".join("?" * len(found))
@@ -154,7 +160,7 @@ def ranked(
         row = by_id[candidate.id]
         factor = SUPERSEDED_FACTOR if row[SUPERSEDED_BY] is not None else 1.0
         hits.append((row, round(candidate.score * factor, 4), candidate.stage))
-    hits.sort(key=lambda h: (h[2] != "match", -h[1], h[0][ID]))
+    hits.sort(key=lambda h: (-h[1], h[0][ID]))
     return order_supersedes(conn, hits[:k])
 
 

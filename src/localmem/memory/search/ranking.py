@@ -5,23 +5,31 @@ here alone (section 10 measures it). The contract with `recall.py`:
 `rank()` gets the query text, the workspace filter and a kind filter, and
 returns scored candidates best first, each tagged with the stage that found it.
 
-How it ranks (decisions 72-76 say why, with the `localmem eval` tables):
+How it ranks (decisions 87-90 say why, with the `localmem eval` tables):
 1. The query's meaningful terms (stopwords on the written word, folded, stemmed;
    a query of stopwords alone has none and matches nothing) are quoted by us and
    OR-ed in an FTS5 MATCH, so no user text ever reaches FTS5's query syntax.
 2. Only the rarer of those terms are looked up (their postings fit a fixed
    budget, the rarest always included), so the cost does not grow with the
-   store; BM25 with keywords at 0.4 of the content's weight picks candidates.
-3. Each candidate is scored by weighted coverage: the share of the query's idf
-   weight it holds (content or keywords). A word no memory holds weighs the
-   most, because it is most likely the subject of a question whose answer is
-   not stored. Under a quarter of the weight nothing is returned: silence, not
-   a guess. Half the weight, or half the words, is a `match`; the rest is a
-   `fallback` hit, reported as weak.
-4. A query naming something no memory names (an identifier, an acronym, a word
-   capitalized inside a sentence) gets no weak guesses, only real matches.
-5. A memory naming one of the query's identifiers exactly gets a bonus, and
-   BM25 (squashed into [0, 0.5)) breaks the remaining ties.
+   store; BM25 with keywords at 0.7 of the content's weight picks candidates.
+3. Each candidate's score is its BM25 relative to the best candidate's, plus
+   its weighted coverage (the share of the query's idf weight it holds, in
+   content or keywords), plus a credit for naming one of the query's
+   identifiers exactly. Nothing is withheld: every candidate is returned, and
+   how sure we are is a separate verdict (4).
+4. A candidate is a confident `match` when the evidence says it is about the
+   query: it holds at least two of the query's terms (the one term of a
+   one-word query), and either half of the
+   query's idf weight or a sixth of its own (what the memory is about is in
+   the question). The second test is what keeps a whole-sentence question,
+   full of words no memory holds, from making every answer look weak. The rest
+   is a `fallback` hit, reported as weak.
+5. With the semantic view (decision 89), `nearest` holds the memories closest to
+   the query by cosine. Ranking: half the lexical score (relative to the best)
+   and half the cosine (min-max over the candidates), over the lexical
+   candidates and the nearest ones. A lexical match stays confident only where
+   the semantic view agrees it is near (among its AGREE_RANK nearest); a memory
+   found by the semantic view alone is a weak hit, never a confident one.
 """
 
 from __future__ import annotations
@@ -36,13 +44,18 @@ if TYPE_CHECKING:
     from localmem.memory.model import Stage
 
 MAX_QUERY_TERMS = 32
-KEYWORD_WEIGHT = 0.4
+KEYWORD_WEIGHT = 0.7  # of the content's weight (decision 88)
 MATCH_COVERAGE = 0.5  # of the query's idf weight: a match
-FALLBACK_COVERAGE = 0.25  # a weak guess; below this nothing is returned
+MATCH_OWN_SHARE = 0.15  # or of the memory's own idf weight (decision 88)
+MATCH_TERMS = 2  # a match holds at least this many of the query's terms
 NAME_CREDIT = 0.25  # a memory naming the query's identifier exactly
 CANDIDATE_FACTOR = 4  # rank this many times k by BM25, then re-score by coverage
 MIN_CANDIDATES = 20
 KIND_FACTOR = 5  # with a kind filter, fetch this many more candidates before filtering
+SEMANTIC_WEIGHT = 0.5  # of the fused score (decision 89)
+NEAREST = 50  # memories the semantic view proposes per query
+DENSE_CANDIDATES = 20  # of them, this many join the lexical candidates
+AGREE_RANK = 10  # a lexical match must be among this many nearest to stay confident
 POSTING_BUDGET = 1500  # index entries read per query, at most (plus the rarest term's)
 
 
@@ -146,21 +159,64 @@ def rank(
     kind: str | None,
     limit: int,
     exclude: set[int] | None = None,
+    nearest: list[tuple[int, float]] | None = None,
 ) -> list[Candidate]:
-    """Candidates for `query`, best first. `ws_ids` None means every workspace."""
+    """Candidates for `query`, best first. `ws_ids` None means every workspace.
+
+    `nearest`: (memory id, cosine) from the semantic view, best first, already
+    limited to the scope and kind; None when the view is off.
+    """
+    found = _lexical(conn, query, ws_ids=ws_ids, kind=kind, limit=limit, exclude=exclude)
+    if nearest:
+        found = fuse(found, [(i, c) for i, c in nearest if not exclude or i not in exclude])
+    found.sort(key=lambda c: (-c.score, c.id))
+    return found
+
+
+def fuse(lexical: list[Candidate], nearest: list[tuple[int, float]]) -> list[Candidate]:
+    """The lexical candidates and the nearest memories, scored by both views."""
+    if not nearest:
+        return lexical
+    cosine = dict(nearest)
+    floor = min(cosine.values())  # a candidate beyond the nearest is at most this close
+    close = {i for i, _ in nearest[:AGREE_RANK]}
+    by_id = {c.id: c for c in lexical}
+    for memory_id, _ in nearest[:DENSE_CANDIDATES]:
+        if memory_id not in by_id:
+            by_id[memory_id] = Candidate(memory_id, 0.0, "fallback", 0.0)
+    best = max((c.score for c in lexical), default=0.0) or 1.0
+    low = min(cosine.get(i, floor) for i in by_id)
+    span = max(cosine.get(i, floor) for i in by_id) - low or 1.0
+    out: list[Candidate] = []
+    for c in by_id.values():
+        near = (cosine.get(c.id, floor) - low) / span
+        score = (1 - SEMANTIC_WEIGHT) * c.score / best + SEMANTIC_WEIGHT * near
+        stage: Stage = "match" if c.stage == "match" and c.id in close else "fallback"
+        out.append(Candidate(c.id, score, stage, c.coverage))
+    return out
+
+
+def _lexical(
+    conn: sqlite3.Connection,
+    query: str,
+    *,
+    ws_ids: list[int] | None,
+    kind: str | None,
+    limit: int,
+    exclude: set[int] | None,
+) -> list[Candidate]:
     terms = query_terms(query)
     if not terms or (ws_ids is not None and not ws_ids):
         return []
     df = frequencies(conn, terms)
     if not df:
-        return []  # no query word occurs in any memory: silence, not a guess
+        return []  # no query word occurs in any memory: nothing to return
     row = conn.execute("SELECT max(id) FROM memories").fetchone()
     total = max(int(row[0] or 1), max(df.values()))
     # Rarer words weigh more; a word no memory holds weighs the most. The +1 and
     # +0.5 keep a tiny store sane (a word in every memory still weighs log 2).
-    weight = {t: math.log(1.0 + (total + 1) / (df.get(t, 0) + 0.5)) for t in terms}
+    weight = {t: _idf(total, df.get(t, 0)) for t in terms}
     whole = sum(weight.values())
-    guesses = not unknown_name(conn, query, df)
     # The index alone orders by BM25 (no join: a join would read every matching row
     # of `memories` before the LIMIT); filters apply to the few rows it returns.
     want = max(MIN_CANDIDATES, limit * CANDIDATE_FACTOR) + len(exclude or ())
@@ -180,96 +236,58 @@ def rank(
     if kind is not None:
         sql += " AND kind = ?"
         params.append(kind)
+    found = conn.execute(sql, params).fetchall()
     wanted = set(terms)
+    held_by: dict[int, set[str]] = {}
+    own_terms: dict[int, set[str]] = {}
+    for memory_id, stored_terms, keywords in found:
+        own = set(stored_terms.split())
+        if keywords:
+            own.update(tokens.meaningful(keywords))
+        own_terms[int(memory_id)] = own
+        held_by[int(memory_id)] = wanted & own
+    # The memories' own terms are weighed like the query's: one lookup for all.
+    everything = set().union(*own_terms.values()) - df.keys()
+    own_df = {**frequencies(conn, sorted(everything)), **df}
+    best = max(strength_of.values()) or 1.0
+    needed = min(MATCH_TERMS, len(terms))  # a one-word query is a keyword lookup
     out: list[Candidate] = []
-    for memory_id, stored_terms, keywords in conn.execute(sql, params):
-        held = wanted.intersection(stored_terms.split())
-        missing = wanted - held
-        if keywords and missing:
-            folded = tokens.fold(keywords)
-            # A stem, less a final e or i it may have gained (`living` -> `live`,
-            # `reply` -> `repli`), is part of the word it came from: no substring,
-            # no match, and no need to tokenize the keywords.
-            if any((t[:-1] if t[-1] in "ei" else t) in folded for t in missing):
-                held.update(missing.intersection(tokens.tokens(keywords)))
+    for memory_id, held in held_by.items():
         coverage = sum(weight[t] for t in held) / whole
-        if coverage >= MATCH_COVERAGE:
-            stage: Stage = "match"
-        elif guesses and coverage >= FALLBACK_COVERAGE:
-            # Half the question's words is a match even when the rest weighs more
-            # (in a small store every word it lacks weighs the most).
-            stage = "match" if len(held) * 2 >= len(wanted) else "fallback"
-        else:
-            continue
-        # Weighted coverage leads; BM25 (negative in FTS5, better is lower; near zero
-        # in a tiny store) squashed into [0, 0.5) breaks ties.
-        strength = strength_of[int(memory_id)]
-        score = coverage + 0.5 * strength / (strength + 1.0)
-        out.append(Candidate(int(memory_id), score, stage, coverage))
+        own = own_terms[memory_id]
+        own_weight = sum(_idf(total, own_df.get(t, 1)) for t in own) or 1.0
+        own_share = sum(weight[t] for t in held) / own_weight
+        confident = len(held) >= needed and (
+            coverage >= MATCH_COVERAGE or own_share >= MATCH_OWN_SHARE
+        )
+        stage: Stage = "match" if confident else "fallback"
+        score = strength_of[memory_id] / best + coverage
+        out.append(Candidate(memory_id, score, stage, coverage))
     _credit_names(conn, query, out)
-    out.sort(key=lambda c: (c.stage != "match", -c.score, c.id))
     return out
+
+
+def _idf(total: int, df: int) -> float:
+    return math.log(1.0 + (total + 1) / (df + 0.5))
 
 
 _EDGE = "\"'`()[]{}<>,;:!?.*"
 
 
-def _names(query: str) -> tuple[list[str], bool]:
-    """(the words of `query` that name something, whether one looks like an identifier).
+def _has_identifier(query: str) -> bool:
+    """Whether a word of `query` looks like an identifier (`parse_config`, `app.py`,
+    `getUser`, `E0502`).
 
     Plain string work, no pattern: the prompt hook ranks every prompt, and most
     prompts name nothing, so the identifier patterns are compiled only when needed.
     """
-    found: list[str] = []
-    identifier = False
-    sentence_start = True
     for raw in query.split():
         word = raw.strip(_EDGE)
-        if word:
-            inner = any(ch in word for ch in "_./`") or (
-                any(ch.isdigit() for ch in word) and any(ch.isalpha() for ch in word)
-            )
-            capital = any(ch.isupper() for ch in word[1:]) or (
-                word[0].isupper() and not sentence_start
-            )
-            if inner or capital:
-                found.append(word)
-                identifier = identifier or inner or any(ch.isupper() for ch in word[1:])
-        sentence_start = raw.endswith((".", "!", "?", ":", ";"))
-    return found, identifier
-
-
-def unknown_name(conn: sqlite3.Connection, query: str, df: dict[str, int]) -> bool:
-    """Whether the query names something no memory names.
-
-    A name is an identifier (`parse_config`, `app.py`, `getUser`, `E0502`), an
-    acronym (`AWS`) or a word capitalized inside a sentence (`Kafka`). A memory
-    that answers a question about a named thing names it too, so an unknown
-    name means the answer is most likely not stored: weak guesses are withheld
-    and only a real match (which must cover the rest of the query) is returned.
-    Identifiers are looked up whole among the entities the write path records;
-    other names by their terms.
-    """
-    words, identifier = _names(query)
-    if not words:
-        return False
-    if identifier:
-        identifiers = index.entity_names(query)
-        if identifiers:
-            marks = ",".join("?" * len(identifiers))
-            known = {
-                str(row[0])
-                for row in conn.execute(
-                    f"SELECT name FROM entities WHERE name IN ({marks})", identifiers
-                )
-            }
-            if any(name not in known for name in identifiers):
-                return True
-    for word in words:
-        if identifier and index.entity_names(word):
-            continue  # an identifier: judged whole above
-        terms = tokens.meaningful(word)
-        if terms and any(t not in df for t in terms):
+        if word and (
+            any(ch in word for ch in "_./`")
+            or (any(ch.isdigit() for ch in word) and any(ch.isalpha() for ch in word))
+            or any(ch.isupper() for ch in word[1:])
+        ):
             return True
     return False
 
@@ -280,7 +298,7 @@ def _credit_names(conn: sqlite3.Connection, query: str, found: list[Candidate]) 
     Tokens split `build_match_expression` into words it shares with its neighbours
     (`build_or_match_expression`); the whole identifier says which one was meant.
     """
-    if not found or not _names(query)[1]:
+    if not found or not _has_identifier(query):
         return
     names = index.entity_names(query)
     if not names:

@@ -13,6 +13,7 @@ their rows into dataclasses and adds what only a full recall carries:
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from localmem.errors import InvalidInput
@@ -169,8 +170,19 @@ def _nothing_message(
     )
 
 
+# The semantic view's nearest memories for (query, workspaces or None for all, kind, how
+# many): (memory id, cosine) best first. Passed in by the store when the view is on.
+Nearest = Callable[[str, "list[str] | None", "str | None", int], list[tuple[int, float]]]
+
+
 def recall(
-    conn: sqlite3.Connection, query: str, *, workspace: str, k: int = 5, kind: str | None = None
+    conn: sqlite3.Connection,
+    query: str,
+    *,
+    workspace: str,
+    k: int = 5,
+    kind: str | None = None,
+    nearest: Nearest | None = None,
 ) -> Recall:
     """Search without side effects (tracking is the caller's, after the read ends)."""
     text, k, kind = check_query(query, k, kind)
@@ -179,7 +191,8 @@ def recall(
     with read_snapshot(conn):  # one snapshot for the whole recall
         block = core_block(conn, names)
         in_block = {m.id for m in block.rows}
-        found = lookup.ranked(conn, text, names, k=k, kind=kind, exclude=in_block)
+        near = nearest(text, names, kind, ranking.NEAREST) if nearest is not None else None
+        found = lookup.ranked(conn, text, names, k=k, kind=kind, exclude=in_block, nearest=near)
         memories = [rows.to_memory(row) for row, _, _ in found]
         neighbors = _neighbors(conn, memories, names) if memories else []
         hits = [
