@@ -267,7 +267,8 @@ def import_source(
     cwd = cwd or Path.cwd()
     if location is None:
         location = locate(tool, cwd, home or Path.home(), os.environ if env is None else env)
-    location = Path(os.path.abspath(location))
+    refuse_facts_folder(location)  # before anything else reads it, `..` taken as the OS does
+    location = location.resolve()
     if workspace is not None:
         workspace = workspaces.check_name(workspace, for_write=True)
     if tool == "localmem-0.5":
