@@ -246,22 +246,50 @@ def init(yes: bool, import_all: bool, workspace: str | None) -> None:
     run_init(yes=yes, import_all=import_all, workspace=workspace)
 
 
+# The tools `import --from` reads (memory.transfer.sources.TOOLS; kept literal so the
+# command line does not import the domain to build its help).
+_IMPORT_TOOLS = click.Choice(
+    ["claude-auto-memory", "mcp-memory", "mem0", "basic-memory", "serena", "cline", "localmem-0.5"]
+)
+
+
 @cli.command("import")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option(
+    "--from",
+    "tool",
+    type=_IMPORT_TOOLS,
+    help="Read another memory tool's store (one PATH, default: where the tool keeps it).",
+)
 @click.option("-w", "--workspace", help="Workspace (default: the file's repository, else global).")
 @click.option("--whole-file", is_flag=True, help="Keep each file as one memory.")
 @click.option("--dry-run", is_flag=True, help="Show what would be imported; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def import_command(
-    paths: tuple[str, ...], workspace: str | None, whole_file: bool, dry_run: bool, as_json: bool
+    paths: tuple[str, ...],
+    tool: str | None,
+    workspace: str | None,
+    whole_file: bool,
+    dry_run: bool,
+    as_json: bool,
 ) -> None:
-    """Turn instruction files (CLAUDE.md, AGENTS.md, steering files) into memories.
+    """Turn instruction files (CLAUDE.md, AGENTS.md, steering files) into memories,
+    or, with --from TOOL, move another memory tool's memories in.
 
     One memory per section or bullet; a folder stands for its .md files. The
     files are never edited; re-importing an unchanged file adds nothing.
     """
-    from localmem.cli.onboarding import run_import
+    from localmem.cli.onboarding import run_import, run_import_from
 
+    if tool is not None:
+        if len(paths) > 1:
+            raise click.UsageError("--from reads one PATH (a file or a folder).")
+        if whole_file:
+            raise click.UsageError("--whole-file applies to instruction files, not --from.")
+        run_import_from(tool, paths[0] if paths else None, workspace, dry_run, as_json)
+        return
+    if not paths:
+        raise click.UsageError("Missing argument 'PATHS...'.")
     run_import(paths, workspace, whole_file, dry_run, as_json)
 
 

@@ -9,6 +9,7 @@ Progress goes to stderr, and only on a terminal.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +22,10 @@ from localmem import paths
 from localmem.errors import LocalmemError, StoreUnavailable
 from localmem.memory import workspaces
 from localmem.memory.transfer.importing import ImportReport, import_files
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from localmem.memory.transfer.sources import SourceImport
 
 
 def _progress() -> Callable[[int, int], None] | None:
@@ -98,6 +103,85 @@ def _echo_import(report: ImportReport) -> None:
         if f.unchanged:
             parts.append(f"{f.unchanged} unchanged since the last import")
         click.echo(f"{f.path} -> workspace {f.workspace}: {', '.join(parts)}")
+    if report.dry_run:
+        click.echo("Dry run: nothing was written.")
+
+
+def run_import_from(
+    tool: str, path: str | None, workspace: str | None, dry_run: bool, as_json: bool
+) -> None:
+    from localmem.memory.transfer.sources import import_source
+
+    if dry_run:
+        try:
+            store = localmem.open(create=False)
+        except StoreUnavailable:
+            store = None  # no database yet: everything would be new
+    else:
+        store = localmem.open()
+    try:
+        report = import_source(
+            store,
+            tool,
+            Path(path) if path is not None else None,
+            workspace=workspace,
+            dry_run=dry_run,
+            progress=_progress(),
+        )
+    finally:
+        if store is not None:
+            store.close()
+    if as_json:
+        click.echo(json.dumps(_source_json(report), indent=2, ensure_ascii=False))
+    else:
+        _echo_source(report)
+
+
+def _source_json(report: SourceImport) -> dict[str, object]:
+    return {
+        "dry_run": report.dry_run,
+        "tool": report.tool,
+        "location": str(report.location),
+        "workspace": report.workspace,
+        "added": report.added,
+        "skipped": report.skipped,
+        "note": report.note,
+        "warnings": list(report.warnings),
+        "files": [
+            {
+                "path": str(f.path),
+                "workspace": f.workspace,
+                "memories": f.pieces,
+                "added": f.added,
+                "merged": f.merged,
+                "already_stored": f.already_stored,
+                "unchanged": f.unchanged,
+            }
+            for f in report.files
+        ],
+    }
+
+
+def _echo_source(report: SourceImport) -> None:
+    verb = "would add" if report.dry_run else "added"
+    click.echo(f"{report.tool} {report.location} -> workspace {report.workspace}")
+    if report.note:
+        click.echo(f"  note: {report.note}")
+    for f in report.files:
+        parts = [f"{f.pieces} " + ("memory" if f.pieces == 1 else "memories"), f"{verb} {f.added}"]
+        if f.merged:
+            parts.append(f"{f.merged} merged into memories already stored")
+        if f.already_stored:
+            parts.append(f"{f.already_stored} already stored from elsewhere (left as they are)")
+        if f.unchanged:
+            parts.append(f"{f.unchanged} unchanged since the last import")
+        click.echo(f"  {f.path}: {', '.join(parts)}")
+    if report.skipped:
+        click.echo(f"  {report.skipped} skipped (deleted in {report.tool})")
+    for warning in report.warnings:
+        click.echo(f"  warning: {warning}", err=True)
+    total = f"{verb} {report.added} in all"
+    click.echo(f"{total}; the source is untouched." if not report.dry_run else total)
     if report.dry_run:
         click.echo("Dry run: nothing was written.")
 
@@ -205,6 +289,7 @@ def run_init(yes: bool, import_all: bool, workspace: str | None) -> None:
     db = _init_database(writes)
     _init_agents(state)
     _init_import(state, db)
+    _init_sources(state, db)
     from localmem.agents.snippet import POINTER_SNIPPET
 
     click.echo("\nPaste this pointer snippet into the instruction file your agent loads")
@@ -324,6 +409,43 @@ def _init_import(state: _Init, db: bool) -> None:
         click.echo(
             "  The files are still pushed into every session; once the memories serve you, "
             "they can shrink to the pointer snippet (`localmem benchmark` shows the cost)."
+        )
+
+
+def _init_sources(state: _Init, db: bool) -> None:
+    """Other memory tools' stores found at their usual places, offered for import."""
+    from localmem.memory.transfer.sources import detect, import_source
+
+    found = detect(Path.cwd(), Path.home(), os.environ)
+    if not found:
+        click.echo("other memory tools: none found")
+        return
+    click.echo("other memory tools found:")
+    for item in found:
+        answer = state.ask(
+            f"Import the memories of {item.tool} ({item.location})?", state.import_all
+        )
+        if answer is None or not db:
+            click.echo(
+                f"  {item.tool} {item.location}: would ask to import it (--import-all to do it; "
+                f"`localmem import --from {item.tool} --dry-run` shows what it holds)"
+            )
+            continue
+        if not answer:
+            click.echo(f"  {item.tool}: skipped")
+            continue
+        try:
+            with localmem.open() as store:
+                report = import_source(store, item.tool, item.location, workspace=state.workspace)
+        except LocalmemError as error:
+            state.failed = True
+            click.echo(f"localmem: {item.tool}: {error}", err=True)
+            continue
+        state.imported.append(ImportReport(report.files, False))
+        unchanged = sum(f.unchanged for f in report.files)
+        click.echo(
+            f"  {item.tool}: {report.added} added, {unchanged} unchanged "
+            f"(workspace {report.workspace}); its files are untouched"
         )
 
 

@@ -90,8 +90,10 @@ class Store:
         session_id: str | None = None,
         supersedes: Iterable[int] = (),
         if_novel: bool = False,
+        created: datetime | None = None,
     ) -> AddResult:
-        """Remember `content` (section 5, "Writing")."""
+        """Remember `content` (section 5, "Writing"); `created` keeps an imported
+        memory's own creation time."""
         result = write.add(
             self._conn,
             self.now(),
@@ -103,6 +105,7 @@ class Store:
             session_id=session_id,
             supersedes=supersedes,
             if_novel=if_novel,
+            created=created,
         )
         if result.status != "skipped":
             self.changed(f"add {result.id}")

@@ -204,7 +204,11 @@ def add(
     session_id: str | None = None,
     supersedes: Iterable[int] = (),
     if_novel: bool = False,
+    created: datetime | None = None,
 ) -> AddResult:
+    """Store `content` (or merge it into its exact duplicate). `created` is the time a
+    memory brought in from elsewhere was first written there (`import --from`): a new
+    row keeps it (never later than `now`); a merged row keeps its own, as always."""
     text = check_content(content)
     checked_kind = check_kind(kind)
     ws = workspaces.check_name(workspace, for_write=True)
@@ -213,6 +217,7 @@ def add(
     session = check_field(session_id, "session id")
     old_ids = _check_ids([supersedes] if isinstance(supersedes, int) else supersedes)
     when = utc_text(now)
+    created_at = utc_text(min(created, now)) if created is not None else when
     dup_hash = tokens.duplicate_hash(text)
     dup_key = tokens.duplicate_key(text)
     terms = tokens.meaningful(text)
@@ -280,7 +285,7 @@ def add(
                 " ".join(terms),
                 src,
                 session,
-                when,
+                created_at,
                 when,
             ),
         )

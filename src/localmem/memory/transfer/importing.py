@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from localmem import paths
 from localmem.agents.instructions import split_front_matter
 from localmem.errors import InvalidInput, NotFound
 from localmem.memory import workspaces
@@ -55,6 +56,7 @@ class FileImport:
     merged: int  # the same text was already stored (another file or kind): seen count raised
     unchanged: int  # already imported from this file: skipped
     first: str | None = None  # the first piece's text (init's self-check recalls it)
+    already_stored: int = 0  # `import --from`: the text was stored from elsewhere; left alone
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,46 @@ def split_markdown(text: str) -> list[Piece]:
     return pieces
 
 
+def split_sections(text: str) -> list[Piece]:
+    """One piece per section (a heading with everything under it up to the next heading,
+    bullets included), prefixed with its headings; text before any heading is one piece.
+
+    For the memory files other tools write (Serena, Cline's memory bank), where a
+    section is one thought and its bullets only make sense together.
+    """
+    _, body = split_front_matter(text)
+    pieces: list[Piece] = []
+    headings: list[tuple[int, str]] = []
+    lines: list[str] = []
+    fence: str | None = None
+
+    def emit() -> None:
+        block = "\n".join(line for line in lines if not _RULE.match(line)).strip()
+        lines.clear()
+        if _HAS_WORD.search(block):
+            head = tuple(title for _, title in headings)[-HEADING_LEVELS_SHOWN:]
+            pieces.append(Piece(f"{' > '.join(head)}: {block}" if head else block, head))
+
+    for line in body.splitlines():
+        if fence is not None:
+            lines.append(line)
+            if line.strip().startswith(fence):
+                fence = None
+            continue
+        if (opening := _FENCE.match(line)) is not None:
+            fence = opening.group(1)
+            lines.append(line)
+            continue
+        if (heading := _HEADING.match(line)) is not None:
+            emit()
+            level = len(heading.group(1))
+            headings = [h for h in headings if h[0] < level] + [(level, heading.group(2))]
+            continue
+        lines.append(line)
+    emit()
+    return pieces
+
+
 def whole_file(text: str) -> list[Piece]:
     _, body = split_front_matter(text)
     return [Piece(body.strip(), ())] if _HAS_WORD.search(body) else []
@@ -188,16 +230,39 @@ def file_workspace(path: Path, store: Store | None, *, register: bool) -> str:
     return store.resolve_workspace(None, Path(root), for_write=register)
 
 
-def _already_imported(store: Store, workspace: str, source: str, content: str) -> bool:
+def refuse_facts_folder(path: Path) -> None:
+    """Refuse a path that is, lies inside, or contains the facts folder (SPEC section 2:
+    its facts are for local models only and must never become agent memories).
+
+    Symlinks and `..` are resolved first, so no other name for the folder gets through.
+    """
+    facts = Path(paths.facts_folder()).resolve()
+    target = path.resolve()
+    if target == facts or facts in target.parents or target in facts.parents:
+        raise InvalidInput(
+            f"{path} is or contains the facts folder ({facts}), whose facts are for local "
+            "models only; nothing was imported."
+        )
+
+
+def stored_copies(store: Store, workspace: str, content: str) -> list[tuple[str | None, str]]:
+    """(source, kind) of every memory of `workspace` that is an exact duplicate of
+    `content` under the write path's rule (`tokens.duplicate_key`)."""
     key = tokens.duplicate_key(content)
-    for (stored,) in store.connection.execute(
-        "SELECT content FROM memories WHERE workspace = ? AND kind = ? AND source = ? "
-        "AND dup_hash = ?",
-        (workspace, KIND, source, tokens.duplicate_hash(content)),
-    ):
-        if tokens.duplicate_key(stored) == key:
-            return True
-    return False
+    return [
+        (source, str(kind))
+        for source, kind, stored in store.connection.execute(
+            "SELECT source, kind, content FROM memories WHERE workspace = ? AND dup_hash = ?",
+            (workspace, tokens.duplicate_hash(content)),
+        )
+        if tokens.duplicate_key(stored) == key
+    ]
+
+
+def already_imported(store: Store, workspace: str, source: str, content: str) -> bool:
+    """Whether `content` was already imported from `source` into `workspace`: such a
+    piece is skipped, not merged again, so re-importing raises no count."""
+    return (source, KIND) in stored_copies(store, workspace, content)
 
 
 def import_files(
@@ -226,7 +291,7 @@ def import_files(
         source = str(path)
         added = merged = unchanged = 0
         for piece in pieces:
-            if store is not None and _already_imported(store, ws, source, piece.content):
+            if store is not None and already_imported(store, ws, source, piece.content):
                 unchanged += 1
             elif dry_run:
                 added += 1

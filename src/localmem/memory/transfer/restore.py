@@ -211,3 +211,9 @@ def restore(store: Store, source: Source, progress: Progress | None = None) -> R
         queue_skipped,
         source.warnings,
     )
+
+
+def preview(store: Store, source: Source) -> tuple[int, int]:
+    """(new, already stored) for `source`, writing nothing (`import --dry-run`)."""
+    new = sum(1 for memory in source.memories if _find(store, memory) is None)
+    return new, len(source.memories) - new
