@@ -58,7 +58,7 @@ class Endpoint:
         self.timeout = timeout
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
 
-    def _request(self, path: str, body: dict[str, Any] | None) -> Any:
+    def _request(self, path: str, body: dict[str, Any] | None, on_404: str | None = None) -> Any:
         where = self.url + path
         data = None if body is None else json.dumps(body).encode("utf-8")
         request = urllib.request.Request(where, data=data, method="GET" if body is None else "POST")
@@ -68,7 +68,9 @@ class Endpoint:
             with self._opener.open(request, timeout=self.timeout) as answer:
                 raw = answer.read(MAX_ANSWER + 1)
         except urllib.error.HTTPError as error:
-            raise EndpointError(self._http_error(where, error)) from None
+            raise EndpointError(
+                on_404 if on_404 and error.code == 404 else self._http_error(where, error)
+            ) from None
         except urllib.error.URLError as error:
             raise EndpointError(self._unreachable(error.reason)) from None
         except TimeoutError:
@@ -115,15 +117,14 @@ class Endpoint:
 
     def first_model(self) -> str:
         """The first model the endpoint lists at `/models`, for when --model is not given."""
-        listed = self._request("/models", None)
+        none = f"{self.url}/models lists no model; name the one to use with --model NAME."
+        listed = self._request("/models", None, on_404=none)
         data = listed.get("data") if isinstance(listed, dict) else None
         if isinstance(data, list):
             for entry in data:
                 if isinstance(entry, dict) and isinstance(entry.get("id"), str):
                     return str(entry["id"])
-        raise EndpointError(
-            f"{self.url}/models lists no model; name the one to use with --model NAME."
-        )
+        raise EndpointError(none)
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
         """One chat completion: the assistant message the endpoint answered."""

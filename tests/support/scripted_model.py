@@ -41,7 +41,9 @@ Script = Callable[[dict[str, Any]], Any]
 class ScriptedModel:
     """The server; `requests` holds every chat-completions body it received, in order."""
 
-    def __init__(self, script: Script, models: tuple[str, ...] = ("scripted-model",)) -> None:
+    def __init__(
+        self, script: Script, models: tuple[str, ...] | None = ("scripted-model",)
+    ) -> None:
         self.script = script
         self.models = models
         self.requests: list[dict[str, Any]] = []
@@ -63,7 +65,7 @@ class ScriptedModel:
 
             def do_GET(self) -> None:
                 outer.paths.append(self.path)
-                if self.path != "/v1/models" or not outer.models:
+                if self.path != "/v1/models" or outer.models is None:
                     self._send(404, b'{"error": "not found"}', Raw(0, b"").headers)
                     return
                 listed = {"object": "list", "data": [{"id": m} for m in outer.models]}
@@ -96,7 +98,7 @@ class ScriptedModel:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
     def start(self) -> None:
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True).start()
 
     def stop(self) -> None:
         self.release.set()
