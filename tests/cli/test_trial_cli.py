@@ -247,3 +247,20 @@ def test_a_progress_line_on_a_terminal(env: dict[str, str], user_folder: Path) -
     assert b"case 1 of 5, run 1 of 2" in seen and b"case 5 of 5, run 2 of 2" in seen
     assert seen.endswith(b"\r\x1b[K")  # the line is wiped before the table
     assert b"case 1 of 5" not in out and rows(out.decode())[1] == ["2", "2", "0", "0"]
+
+
+def test_an_uneven_model_is_tallied_run_by_run(env: dict[str, str], user_folder: Path) -> None:
+    from scripted_model import uneven
+
+    with serving(uneven()) as model:
+        done = run_trial(env, "--endpoint", model.url, "--runs", "10")
+    assert done.returncode == 0, done.stderr
+    assert rows(done.stdout) == {
+        1: ["10", "9", "0", "1"],
+        2: ["10", "9", "1", "0"],
+        3: ["10", "10", "0", "0"],
+        4: ["10", "10", "0", "0"],
+        5: ["10", "9", "1", "0"],
+    }
+    assert "undecided: 1 reply mentioned" in done.stdout
+    assert "drop the offer sentence" in done.stdout

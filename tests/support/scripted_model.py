@@ -224,3 +224,25 @@ def vague(body: dict[str, Any]) -> dict[str, Any]:
     if case in (1, 2, 3):
         return text(REPLIES[lang]["vague"])
     return follows(body)
+
+
+def uneven() -> Script:
+    """A model that mostly follows the block: per case, in order of runs, it offers on
+    the 2nd passing remark, answers the 3rd lasting preference vaguely, and forgets
+    nothing on the 4th contradiction. The sample table in docs/facts.md comes from it."""
+    seen: dict[int, int] = {}
+
+    def script(body: dict[str, Any]) -> dict[str, Any]:
+        case, lang = case_of(body)
+        if not tool_results(body):
+            seen[case] = seen.get(case, 0) + 1
+        run = seen[case]
+        if case == 2 and run == 2:
+            return text(REPLIES[lang]["unasked_offer"])
+        if case == 1 and run == 3:
+            return text(REPLIES[lang]["vague"])
+        if case == 5 and run == 4 and tool_results(body):
+            return text(REPLIES[lang]["done"])
+        return follows(body)
+
+    return script
