@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from http.client import HTTPException
-from typing import Any
+from http.client import HTTPException, HTTPMessage
+from typing import IO, Any, NoReturn
 
 from localmem import chat
 from localmem.errors import LocalmemError
@@ -34,7 +34,15 @@ class EndpointError(LocalmemError):
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str):  # type: ignore[no-untyped-def]
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: IO[bytes],
+        code: int,
+        msg: str,
+        headers: HTTPMessage,
+        newurl: str,
+    ) -> NoReturn:
         raise EndpointError(
             f"the endpoint redirected to {newurl[:80]}; redirects are not followed, so the "
             "memory block goes nowhere but the endpoint you named."

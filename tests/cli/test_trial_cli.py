@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import signal
 import socket
 import subprocess
 import time
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import script
-from scripted_model import HANG, Raw, follows, misfires, serving, tool_call, vague
+from scripted_model import HANG, Raw, follows, misfires, serving, tool_call, uneven, vague
 
 from localmem.facts import block, trial
 
@@ -250,8 +251,6 @@ def test_a_progress_line_on_a_terminal(env: dict[str, str], user_folder: Path) -
 
 
 def test_an_uneven_model_is_tallied_run_by_run(env: dict[str, str], user_folder: Path) -> None:
-    from scripted_model import uneven
-
     with serving(uneven()) as model:
         done = run_trial(env, "--endpoint", model.url, "--runs", "10")
     assert done.returncode == 0, done.stderr
@@ -264,3 +263,23 @@ def test_an_uneven_model_is_tallied_run_by_run(env: dict[str, str], user_folder:
     }
     assert "undecided: 1 reply mentioned" in done.stdout
     assert "drop the offer sentence" in done.stdout
+
+
+def test_ctrl_c_is_one_sentence(env: dict[str, str], user_folder: Path) -> None:
+    with serving(lambda body: HANG) as model:
+        proc = subprocess.Popen(
+            [script("local-memory"), "trial", "--endpoint", model.url, "--model", "m"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(600):  # wait (at most a minute) until the request is in flight
+            if model.requests:
+                break
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and out == ""
+    assert err == "local-memory trial: interrupted; your facts were not touched.\n"
+    assert list(Path(env["TMPDIR"]).iterdir()) == []  # the throwaway folder went too
