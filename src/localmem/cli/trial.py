@@ -118,8 +118,8 @@ def run(options: dict[str, Any]) -> dict[str, Any]:
     """Every case, `runs` times, in a throwaway folder; the result as a plain dict."""
     endpoint = Endpoint(options["endpoint"], options.get("model"), options["timeout"])
     progress = Progress()
-    progress.show("asking the endpoint which model it serves")
     if endpoint.model is None:
+        progress.show("asking the endpoint which model it serves")
         endpoint.model = endpoint.first_model()
     lang, runs, offer_rule = options["lang"], options["runs"], offer_wanted()
     today = time.strftime("%Y-%m-%d")
