@@ -25,6 +25,7 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     monkeypatch.delenv("LOCALMEM_DB", raising=False)
     monkeypatch.delenv("LOCALMEM_NO_TRACKING", raising=False)
     monkeypatch.delenv("LOCALMEM_TOKEN", raising=False)
+    monkeypatch.delenv("LOCAL_MEMORY_OFFER", raising=False)
     # git must not read the developer's identity or hooks.
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_AUTHOR_NAME", "localmem tests")

@@ -4,6 +4,7 @@
   from `localmem.tools`.
 - `prompt()`: the memory block, the same text as `local-memory prompt`.
 - `call(name, arguments_json)`: run one tool call; always text, never raises.
+  Both take an optional `folder` (default: the user's facts folder).
 - `tool_message(call_id, content, last=False)`: the `role: tool` message.
 - `Gate`: the locality gate a client holds per conversation; memory (the block
   and the tools) is on only while the model answering is local.
@@ -19,7 +20,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from localmem import paths, tools
-from localmem.errors import LocalmemError
 from localmem.facts import block
 from localmem.facts.calls import call as call
 
@@ -40,12 +40,12 @@ LAST_CALL = (
 )
 
 
-def prompt() -> str:
-    """The memory block, or "" when the store cannot be read (a missing folder is empty)."""
-    try:
-        return block.memory_block(paths.facts_folder())
-    except (OSError, LocalmemError):
-        return ""
+def prompt(folder: str | None = None) -> str:
+    """The memory block, or "" when the store cannot be read (a missing folder is empty).
+
+    `folder` is the facts folder to read; None means the user's (`LOCAL_MEMORY_DIR`...).
+    """
+    return block.block_or_empty(paths.facts_folder() if folder is None else folder)
 
 
 def tool_message(call_id: str, content: str, last: bool = False) -> dict[str, str]:

@@ -189,7 +189,8 @@ def test_command_imports_only_the_standard_library(folder: Path, env: dict[str, 
         "import sys; from localmem.cli import facts; sys.argv = ['local-memory', 'prompt'];"
         "facts.main(); import json;"
         "mods = [m for m in sys.modules if m.split('.')[0] in ('click', 'mcp', 'pathlib')"
-        " or m.startswith(('localmem.memory', 'localmem.mcp'))];"
+        " or m.startswith(('localmem.memory', 'localmem.mcp', 'localmem.chat', 'urllib',"
+        " 'localmem.endpoint', 'localmem.cli.trial', 'localmem.facts.trial'))];"
         "sys.stderr.write(json.dumps(mods))"
     )
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, timeout=60)

@@ -26,6 +26,7 @@ $LOCAL_MEMORY_DIR (else $XDG_DATA_HOME/local-memory).
   git-init REMOTE        make the folder a git repository pushing to REMOTE
   history [TOPIC]        show what changed and when (after git-init)
   guard                  print the lines that keep cloud-model agents out
+  trial --endpoint URL   measure how a local model uses its memory (trial --help)
   --test                 check this installation in a temporary folder
   --help                 show this text
 
@@ -123,6 +124,11 @@ def main(argv: list[str] | None = None) -> int:
     if command in ("-h", "--help", "help") and not rest:
         _out(USAGE)
         return 0
+    if command == "trial":
+        # Its own module (HTTP, JSON, the chat layer): imported only when asked for.
+        from localmem.cli.trial import main as trial_main
+
+        return trial_main(rest)
     if command not in ARITY:
         from localmem.facts.rules import shown
 

@@ -4,7 +4,8 @@ Both surfaces that offer the facts tools to a local model reach the store
 through here: `localmem.chat.call` and the MCP server's `--facts` tools. It
 always returns text and never raises (malformed JSON, an unknown tool, a
 refused topic come back as `error: ...`); a missing argument counts as empty.
-Standard library only.
+`folder` defaults to the user's facts folder; `local-memory trial` passes a
+throwaway one, so nothing global changes while it runs. Standard library only.
 """
 
 from __future__ import annotations
@@ -31,8 +32,13 @@ class _Refused(Exception):
     """A call the tool layer itself refuses (bad JSON, unknown tool, wrong type)."""
 
 
-def call(name: str, arguments_json: str, today: str | None = None) -> str:
-    """Run one tool call and return the text for the model; `error: ...` when refused."""
+def call(
+    name: str, arguments_json: str, today: str | None = None, folder: str | None = None
+) -> str:
+    """Run one tool call and return the text for the model; `error: ...` when refused.
+
+    `folder` is the facts folder to use; None means the user's (`LOCAL_MEMORY_DIR`...).
+    """
     try:
         try:
             arguments = json.loads(arguments_json) if arguments_json.strip() else {}
@@ -46,7 +52,7 @@ def call(name: str, arguments_json: str, today: str | None = None) -> str:
         if name not in known:
             raise _Refused(f"there is no tool {name[:40]!r}; the tools are {', '.join(known)}.")
         values = [_text_argument(arguments, param.name) for param in known[name].params]
-        path = paths.facts_folder()
+        path = paths.facts_folder() if folder is None else folder
         if name == "recall":
             return store.recall(path, values[0])
         if name == "remember":

@@ -10,7 +10,8 @@ A tool never raises into the stream: every call ends in a `CallToolResult`,
 `isError: true` with one sentence when it was refused or failed. Store calls
 run on one dedicated worker thread, which owns the SQLite connection, so the
 event loop keeps answering while a write waits for a lock. Without `--facts`
-nothing here imports or opens the facts store.
+nothing here imports or opens the facts store; with it, the server's
+instructions carry the memory block, read when the server starts (decision 136).
 """
 
 from __future__ import annotations
@@ -186,6 +187,15 @@ class LocalmemServer:
 
         return run
 
+    def instructions(self) -> str | None:
+        """With `--facts`, the memory block (read now), as every local-model client gets it."""
+        if not self.facts:
+            return None
+        from localmem import paths
+        from localmem.facts.block import block_or_empty
+
+        return block_or_empty(paths.facts_folder()) or None
+
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> types.CallToolResult:
         """Run one tool call to its result; never raises."""
         tool = self.tools.get(name)
@@ -234,7 +244,7 @@ class LocalmemServer:
         return Server(
             "localmem",
             version=__version__,
-            instructions=None,
+            instructions=self.instructions(),
             on_list_tools=list_tools,
             on_call_tool=call_tool,
         )
