@@ -10,6 +10,8 @@ turned into `imported` memories, one per section or bullet (SPEC section 6).
 - Re-importing an unchanged file adds nothing: a piece whose source (the file's
   absolute path) and content (compared as the write path's duplicate key) are
   already stored as `imported` in that workspace is skipped, not merged again.
+- The facts folder is never read: a path that is, leads into or holds it is
+  refused before anything is read (`paths.refuse_facts_folder`, SPEC 2).
 - The file is only ever read. Every file is read and split before anything is
   written, so a missing or unreadable path stores nothing at all.
 """
@@ -21,6 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from localmem import paths
 from localmem.agents.instructions import split_front_matter
 from localmem.errors import InvalidInput, NotFound
 from localmem.memory import workspaces
@@ -141,13 +144,16 @@ def whole_file(text: str) -> list[Piece]:
     return [Piece(body.strip(), ())] if _HAS_WORD.search(body) else []
 
 
-def expand_paths(paths: Iterable[Path], consequence: str = "nothing was imported") -> list[Path]:
+def expand_paths(given: Iterable[Path], consequence: str = "nothing was imported") -> list[Path]:
     """Files as given; a folder stands for the markdown files directly in it.
 
-    A missing path is refused, its sentence ending with `consequence`.
+    A missing path is refused, its sentence ending with `consequence`, and so is one
+    that reaches the facts folder (the path given, or a file found in a folder
+    given, followed through its symlinks).
     """
     files: list[Path] = []
-    for path in paths:
+    for path in given:
+        paths.refuse_facts_folder(path, consequence)
         if path.is_dir():
             inside = sorted(
                 p for p in path.iterdir() if p.suffix in (".md", ".mdc") and p.is_file()
@@ -159,6 +165,8 @@ def expand_paths(paths: Iterable[Path], consequence: str = "nothing was imported
             files.append(path)
         else:
             raise NotFound(f"{path} does not exist; {consequence}.")
+    for file in files:
+        paths.refuse_facts_folder(file, consequence)
     return files
 
 
