@@ -208,7 +208,7 @@ def run_search(
         else:
             click.echo(message)
         return
-    store = localmem.open(db, create=False)
+    store = localmem.open(db, for_recall=True)
     with store:
         scope = _workspace(store, workspace, every=every)
         if context:
