@@ -298,3 +298,41 @@ def test_init_import_all_refuses_an_instruction_file_linked_into_the_facts(
     assert done.returncode == 1
     assert FACTS_REFUSAL in done.stderr and "Traceback" not in done.stderr
     assert _memories(isolated_home) == 0
+
+
+def test_init_json_reports_what_it_did(
+    repo: Path, env: dict[str, str], isolated_home: Path
+) -> None:
+    (isolated_home / ".codex").mkdir()
+    plan = run(["init", "--json"], repo, env)
+    assert plan.returncode == 0, plan.stderr
+    planned = json.loads(plan.stdout)  # the whole of stdout is one document
+    assert planned["writes"] is False and planned["ok"] is True
+    assert planned["database"] == {"path": str(db(isolated_home)), "action": "would_create"}
+    assert planned["agents"][0]["name"] == "codex"
+    assert planned["agents"][0]["action"] == "would_ask"
+    assert [f["action"] for f in planned["instruction_files"]] == ["would_ask"]
+    assert planned["self_check"] is None and not db(isolated_home).exists()
+
+    done = run(["init", "--json", "--yes", "--import-all"], repo, env)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["writes"] is True and report["ok"] is True
+    assert report["database"]["action"] == "created"
+    codex = report["agents"][0]
+    assert codex["action"] == "registered" and codex["config_path"].endswith("config.toml")
+    (claude,) = report["instruction_files"]
+    assert claude["path"] == str(repo / "CLAUDE.md") and claude["action"] == "imported"
+    assert (claude["workspace"], claude["added"], claude["unchanged"]) == ("payments", 2, 0)
+    assert report["self_check"] == {
+        "workspace": "payments",
+        "hits": report["self_check"]["hits"],
+        "ok": True,
+    }
+    assert report["self_check"]["hits"] >= 1
+    assert report["snippet"] == POINTER_SNIPPET
+
+    again = json.loads(run(["init", "--json", "--yes", "--import-all"], repo, env).stdout)
+    assert again["database"]["action"] == "ready"
+    assert again["agents"][0]["action"] == "already_registered"
+    assert again["instruction_files"][0]["unchanged"] == 2
