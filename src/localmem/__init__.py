@@ -20,13 +20,17 @@ def open(
     *,
     create: bool = True,
     clock: "Callable[[], datetime] | None" = None,
+    for_recall: bool = False,
 ) -> "Store":
     """Open the memory store (see `localmem.memory.store`); imports it only when called.
 
     Every write that changes something is then exported to the git mirror, when
-    one is set up (`localmem mirror init`).
+    one is set up (`localmem mirror init`). `for_recall=True` opens it for searches
+    only: never created, and strictly read-only while LOCALMEM_NO_TRACKING is set.
     """
     from localmem.memory.store import open_store
     from localmem.memory.transfer.mirror import after_write
 
-    return open_store(path, create=create, clock=clock, after_write=after_write)
+    return open_store(
+        path, create=create, clock=clock, after_write=after_write, for_recall=for_recall
+    )

@@ -8,6 +8,9 @@ on `str` paths; the `Path` helpers for the rest of the package wrap them.
 - `data_home()`, `facts_folder()`, `memory_db_file()`: the locations of SPEC
   sections 3 and 5, each rule written once (`facts_dir()` / `memory_db()` give
   them as `Path`).
+- `refuse_facts_folder()`: the privacy boundary of SPEC section 2 for any path a
+  memory-store command is given: the facts folder, anything in it and any
+  folder holding it are refused.
 - `ensure_folder()`: create a folder and its missing parents 0700 (an existing
   one keeps its mode).
 - `write_atomic()`: a temporary sibling `.tmp*` plus `os.replace`, so a reader
@@ -43,6 +46,29 @@ def facts_folder() -> str:
 def memory_db_file() -> str:
     """The memory database: $LOCALMEM_DB, else $XDG_DATA_HOME/localmem/memory.db."""
     return os.environ.get("LOCALMEM_DB") or os.path.join(data_home(), "localmem", "memory.db")
+
+
+def refuse_facts_folder(path: str | os.PathLike[str], consequence: str) -> None:
+    """Refuse `path` when it is, leads into, or contains the facts folder.
+
+    Symlinks and `..` are resolved on both sides first, so a link or a detour
+    cannot carry facts about the user into the memory store, which cloud-model
+    agents read. Raises `InvalidInput` whose sentence ends with `consequence`.
+    """
+    given = os.fspath(path)
+    real = os.path.realpath(given)
+    facts = os.path.realpath(facts_folder())
+    common = os.path.commonpath([real, facts])
+    if common not in (real, facts):
+        return
+    from localmem.errors import InvalidInput
+
+    where = "contains" if common == real and real != facts else "is or leads into"
+    raise InvalidInput(
+        f"{given} {where} the facts folder ({facts}); facts about the user are for local "
+        f"models only and never enter the memory store, which cloud agents read, so "
+        f"{consequence}."
+    )
 
 
 def facts_dir() -> Path:

@@ -252,15 +252,89 @@ def test_detection_by_folder_or_program(ctx: AgentContext, tmp_path: Path) -> No
     assert all(s.detected for s in statuses(ctx, COMMAND))
 
 
-def test_symlinked_config_is_written_through(ctx: AgentContext, tmp_path: Path) -> None:
-    dotfiles = tmp_path / "dotfiles" / "mcp.json"
-    _write(dotfiles, '{"mcpServers": {"a": {"command": "b"}}}')
+def _no_backup_anywhere(*roots: Path) -> None:
+    for root in roots:
+        assert not list(root.rglob("*.bak")), list(root.rglob("*.bak"))
+
+
+def test_a_link_inside_the_config_location_is_written_through(ctx: AgentContext) -> None:
+    repo = ctx.cwd.parents[1]
+    kept = repo / "config" / "cursor-mcp.json"  # the repository keeps its configs together
+    _write(kept, '{"mcpServers": {"a": {"command": "b"}}}')
     link = agent_named("cursor").config_path(ctx)
     link.parent.mkdir(parents=True)
-    link.symlink_to(dotfiles)
+    link.symlink_to(Path("..") / "config" / "cursor-mcp.json")
     install(ctx, "cursor", COMMAND)
     assert link.is_symlink()
-    assert "localmem" in json.loads(dotfiles.read_text())["mcpServers"]
+    assert "localmem" in json.loads(kept.read_text())["mcpServers"]
+    assert (kept.parent / "cursor-mcp.json.bak").exists()  # the backup sits beside the file
+
+    codex_home = ctx.home / ".codex"
+    (codex_home / "profiles").mkdir(parents=True)
+    (codex_home / "profiles" / "main.toml").write_text('model = "o3"\n')
+    (codex_home / "config.toml").symlink_to(codex_home / "profiles" / "main.toml")
+    install(ctx, "codex", COMMAND)
+    assert "[mcp_servers.localmem]" in (codex_home / "profiles" / "main.toml").read_text()
+
+
+def test_a_repository_link_to_claude_json_is_refused(ctx: AgentContext) -> None:
+    # A cloned repository plants `.mcp.json -> ~/.claude.json`: the state file stays untouched.
+    claude_json = ctx.home / ".claude.json"
+    claude_json.write_text('{"numStartups": 3, "projects": {}}')
+    before = claude_json.read_bytes()
+    repo = ctx.cwd.parents[1]
+    (repo / ".mcp.json").symlink_to(claude_json)
+    with pytest.raises(InvalidInput, match=r"never writes ~/\.claude\.json") as refused:
+        install(ctx, "claude-code", COMMAND)
+    assert "nothing was written" in str(refused.value)
+    assert claude_json.read_bytes() == before
+    assert (repo / ".mcp.json").is_symlink()
+    _no_backup_anywhere(ctx.home, repo)
+
+
+@pytest.mark.parametrize("agent_name", ["claude-code", "cursor", "kiro"])
+def test_a_repository_link_to_another_home_file_is_refused(
+    agent_name: str, ctx: AgentContext
+) -> None:
+    target = ctx.home / ".config" / "other-tool" / "settings.json"
+    _write(target, '{"mcpServers": {}, "apiKey": "kept"}')
+    before = target.read_bytes()
+    repo = ctx.cwd.parents[1]
+    (repo / ".kiro").mkdir()  # Kiro then writes the repository's own file
+    link = agent_named(agent_name).config_path(ctx)
+    assert link.is_relative_to(repo)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(target)
+    with pytest.raises(InvalidInput, match="outside") as refused:
+        install(ctx, agent_name, COMMAND)
+    message = str(refused.value)
+    assert f"leads to {target}, outside {repo}" in message
+    assert "nothing was written" in message and '"localmem"' in message  # the block by hand
+    assert target.read_bytes() == before
+    _no_backup_anywhere(ctx.home, repo)
+
+
+def test_a_linked_folder_on_the_way_is_refused_too(ctx: AgentContext) -> None:
+    # `.cursor -> ~/elsewhere` redirects as surely as a linked file.
+    elsewhere = ctx.home / "elsewhere"
+    _write(elsewhere / "mcp.json", "{}")
+    repo = ctx.cwd.parents[1]
+    (repo / ".cursor").symlink_to(elsewhere)
+    with pytest.raises(InvalidInput, match="outside"):
+        install(ctx, "cursor", COMMAND)
+    assert (elsewhere / "mcp.json").read_text() == "{}"
+    _no_backup_anywhere(ctx.home, repo)
+
+
+def test_a_user_config_linked_out_of_its_folder_is_refused(ctx: AgentContext) -> None:
+    dotfiles = ctx.home / "dotfiles" / "codex.toml"
+    _write(dotfiles, 'model = "o3"\n')
+    (ctx.home / ".codex").mkdir()
+    (ctx.home / ".codex" / "config.toml").symlink_to(dotfiles)
+    with pytest.raises(InvalidInput, match=f"outside {ctx.home / '.codex'}"):
+        install(ctx, "codex", COMMAND)
+    assert dotfiles.read_text() == 'model = "o3"\n'
+    _no_backup_anywhere(ctx.home)
 
 
 def test_file_modes(ctx: AgentContext) -> None:

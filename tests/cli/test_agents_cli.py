@@ -97,6 +97,20 @@ def test_install_two_agents_from_a_subfolder(
     assert again.returncode == 0 and "already registered" in again.stdout
 
 
+def test_install_through_a_planted_link_is_refused(
+    repo: Path, env: dict[str, str], isolated_home: Path
+) -> None:
+    claude_json = isolated_home / ".claude.json"
+    claude_json.write_text('{"numStartups": 3, "projects": {}}')
+    before = claude_json.read_bytes()
+    (repo / ".mcp.json").symlink_to(claude_json)
+    done = run(["agents", "--install", "claude-code"], repo, env)
+    assert done.returncode == 1
+    assert "never writes ~/.claude.json" in done.stderr and "Traceback" not in done.stderr
+    assert claude_json.read_bytes() == before
+    assert not list(isolated_home.rglob("*.bak")) and not list(repo.rglob("*.bak"))
+
+
 def test_stale_entry_exits_non_zero_until_repair(
     repo: Path, env: dict[str, str], isolated_home: Path
 ) -> None:

@@ -42,8 +42,20 @@ def test_read_only_commands_on_missing_database_create_nothing(run) -> None:  # 
     assert (code, out, err) == (0, "", "")
     code, out, err = run("search", "anything", "--json")
     assert code == 0 and json.loads(out)["results"] == []
+    # stats and export answer like search: exit 0, the empty document and the sentence.
     code, out, err = run("stats")
-    assert code == 1 and "no memory database yet" in err and "Traceback" not in err
+    assert code == 0 and "no memory database yet" in out and err == ""
+    code, out, err = run("stats", "--json")
+    stats = json.loads(out)
+    assert code == 0 and stats["total"] == 0 and stats["by_workspace"] == {}
+    assert stats["size_bytes"] == 0 and stats["near_duplicate_queue"] == 0
+    assert "no memory database yet" in stats["message"]
+    code, out, err = run("export")
+    document = json.loads(out)
+    assert code == 0 and document["count"] == 0 and document["memories"] == []
+    assert document["format"] == "localmem-memories" and "no memory database yet" in err
+    code, out, err = run("export", "-w", "api")
+    assert code == 0 and json.loads(out)["count"] == 0
     assert not run.db.exists() and not run.db.parent.exists()
 
 

@@ -159,3 +159,40 @@ def test_mirror_through_the_cli(db: Path, tmp_path: Path, env: dict[str, str]) -
     restored = lm(env2, "restore", str(clone))
     assert restored.returncode == 0, restored.stderr
     assert lm(env2, "export").stdout == lm(env, "export").stdout
+
+
+def test_mirror_init_sync_and_status_take_json(
+    db: Path, tmp_path: Path, env: dict[str, str]
+) -> None:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    folder = tmp_path / "mirror"
+    setup = lm(env, "mirror", "init", str(remote), "--dir", str(folder), "--json")
+    assert setup.returncode == 0, setup.stderr
+    report = json.loads(setup.stdout)  # the whole of stdout is one document
+    assert report["folder"] == str(folder) and report["remote"] == str(remote)
+    assert report["restored"] == 0
+    assert any("workspace file" in step for step in report["steps"])
+    assert any(step.startswith("git init") for step in report["steps"])
+
+    synced = lm(env, "mirror", "sync", "--json")
+    assert synced.returncode == 0, synced.stderr
+    assert json.loads(synced.stdout) == {"folder": str(folder), "pushed": True, "error": None}
+    status = json.loads(lm(env, "mirror", "status", "--json").stdout)
+    assert status["folder"] == str(folder) and status["remote"] == str(remote)
+    assert status["error"] is None and status["last_commit"]
+
+    # The second machine: `mirror init` clones what the remote holds and says so.
+    env2 = dict(env, LOCALMEM_DB=str(tmp_path / "second.db"))
+    second = lm(env2, "mirror", "init", str(remote), "--dir", str(tmp_path / "m2"), "--json")
+    assert second.returncode == 0, second.stderr
+    assert json.loads(second.stdout)["restored"] == 5
+
+    # A push that fails: the document says so, and the exit status and sentence too.
+    subprocess.run(
+        ["git", "-C", str(folder), "remote", "set-url", "origin", str(tmp_path / "gone")]
+    )
+    failed = lm(env, "mirror", "sync", "--json")
+    assert failed.returncode == 1 and "could not be pushed" in failed.stderr
+    answer = json.loads(failed.stdout)
+    assert answer["pushed"] is False and answer["error"]

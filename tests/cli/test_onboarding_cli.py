@@ -226,3 +226,115 @@ def test_init_outside_a_repository_leaves_project_agents_alone(
     assert "claude-code: configured per repository" in done.stdout
     assert not (folder / ".mcp.json").exists()
     assert not (isolated_home / ".claude.json").exists()
+
+
+def _memories(home: Path) -> int:
+    import sqlite3
+
+    if not db(home).exists():
+        return 0
+    conn = sqlite3.connect(db(home))
+    try:
+        return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+    finally:
+        conn.close()
+
+
+FACTS_REFUSAL = "facts about the user are for local models only"
+
+
+@pytest.mark.parametrize("how", ["folder", "file", "symlink", "dotdot", "parent", "linked-file"])
+def test_import_refuses_the_facts_folder(
+    how: str, repo: Path, env: dict[str, str], isolated_home: Path, tmp_path: Path
+) -> None:
+    facts = isolated_home / ".local" / "share" / "local-memory"  # the default location
+    facts.mkdir(parents=True)
+    (facts / "food.md").write_text("- 2026-01-02: dislikes coriander\n")
+    (facts / "core.md").write_text("- 2026-01-02: lives in Bologna\n")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "todo.md").write_text("- buy milk\n")
+    given = {
+        "folder": str(facts),
+        "file": str(facts / "food.md"),
+        "symlink": str(tmp_path / "innocent"),
+        "dotdot": str(facts / ".." / "local-memory" / "." / "core.md"),
+        "parent": str(facts.parent),
+        "linked-file": str(notes),  # a folder whose markdown file links into the facts
+    }[how]
+    (tmp_path / "innocent").symlink_to(facts)
+    if how == "linked-file":
+        (notes / "food.md").symlink_to(facts / "food.md")
+    (facts.parent / "readme.md").write_text("- the parent folder holds markdown too\n")
+
+    done = run(["import", given], repo, env)
+    assert done.returncode == 1
+    assert FACTS_REFUSAL in done.stderr and "nothing was imported." in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert _memories(isolated_home) == 0
+    assert "coriander" not in run(["search", "coriander", "--all"], repo, env).stdout
+
+
+def test_import_refuses_the_facts_folder_moved_by_env(
+    repo: Path, env: dict[str, str], isolated_home: Path, tmp_path: Path
+) -> None:
+    facts = tmp_path / "elsewhere" / "facts"
+    facts.mkdir(parents=True)
+    (facts / "food.md").write_text("- 2026-01-02: dislikes coriander\n")
+    env["LOCAL_MEMORY_DIR"] = str(tmp_path / "elsewhere" / ".." / "elsewhere" / "facts")
+    done = run(["import", str(facts / "food.md")], repo, env)
+    assert done.returncode == 1 and FACTS_REFUSAL in done.stderr
+    assert _memories(isolated_home) == 0
+
+
+def test_init_import_all_refuses_an_instruction_file_linked_into_the_facts(
+    repo: Path, env: dict[str, str], isolated_home: Path
+) -> None:
+    # A cloned repository can plant `CLAUDE.md -> ~/.local/share/local-memory/core.md`.
+    facts = isolated_home / ".local" / "share" / "local-memory"
+    facts.mkdir(parents=True)
+    (facts / "core.md").write_text("- 2026-01-02: lives in Bologna\n")
+    (repo / "CLAUDE.md").unlink()
+    (repo / "CLAUDE.md").symlink_to(facts / "core.md")
+    done = run(["init", "--yes", "--import-all"], repo, env)
+    assert done.returncode == 1
+    assert FACTS_REFUSAL in done.stderr and "Traceback" not in done.stderr
+    assert _memories(isolated_home) == 0
+
+
+def test_init_json_reports_what_it_did(
+    repo: Path, env: dict[str, str], isolated_home: Path
+) -> None:
+    (isolated_home / ".codex").mkdir()
+    plan = run(["init", "--json"], repo, env)
+    assert plan.returncode == 0, plan.stderr
+    planned = json.loads(plan.stdout)  # the whole of stdout is one document
+    assert planned["writes"] is False and planned["ok"] is True
+    assert planned["database"] == {"path": str(db(isolated_home)), "action": "would_create"}
+    assert planned["agents"][0]["name"] == "codex"
+    assert planned["agents"][0]["action"] == "would_ask"
+    assert [f["action"] for f in planned["instruction_files"]] == ["would_ask"]
+    assert planned["self_check"] is None and not db(isolated_home).exists()
+
+    done = run(["init", "--json", "--yes", "--import-all"], repo, env)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["writes"] is True and report["ok"] is True
+    assert report["database"]["action"] == "created"
+    codex = report["agents"][0]
+    assert codex["action"] == "registered" and codex["config_path"].endswith("config.toml")
+    (claude,) = report["instruction_files"]
+    assert claude["path"] == str(repo / "CLAUDE.md") and claude["action"] == "imported"
+    assert (claude["workspace"], claude["added"], claude["unchanged"]) == ("payments", 2, 0)
+    assert report["self_check"] == {
+        "workspace": "payments",
+        "hits": report["self_check"]["hits"],
+        "ok": True,
+    }
+    assert report["self_check"]["hits"] >= 1
+    assert report["snippet"] == POINTER_SNIPPET
+
+    again = json.loads(run(["init", "--json", "--yes", "--import-all"], repo, env).stdout)
+    assert again["database"]["action"] == "ready"
+    assert again["agents"][0]["action"] == "already_registered"
+    assert again["instruction_files"][0]["unchanged"] == 2

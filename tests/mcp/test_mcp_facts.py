@@ -4,7 +4,7 @@ adds recall/remember/forget, generated from the one definition in `localmem.tool
 from __future__ import annotations
 
 import json
-import sys
+import shutil
 from pathlib import Path
 
 import anyio
@@ -15,45 +15,47 @@ from mcp_support import assert_one_sentence, call
 
 from localmem import tools
 
-# Runs `localmem serve` in-process under an audit hook that records every file-system
-# event touching the facts folder; the record goes to stderr, which the test reads.
-WATCHED_SERVE = """
-import os, sys
-facts = os.path.realpath(os.environ["LOCAL_MEMORY_DIR"])
-log = open(os.environ["FACTS_ACCESS_LOG"], "a", buffering=1)
-def hook(event, args):
-    if event in {"open", "os.listdir", "os.scandir", "os.mkdir", "os.stat", "os.chmod",
-                 "os.rename", "os.remove", "os.walk", "pathlib.Path.glob", "os.chdir"}:
-        for arg in args:
-            if isinstance(arg, (str, bytes, os.PathLike)):
-                path = os.fsdecode(arg)
-                if path.startswith(facts) or os.path.realpath(path).startswith(facts):
-                    log.write(event + " " + path + "\\n")
-sys.addaudithook(hook)
-from localmem.cli.main import main
-sys.argv = ["localmem", "serve", *sys.argv[1:]]
-main()
-"""
 
+def traced_params(
+    env: dict[str, str], tmp_path: Path, trace: Path, *args: str
+) -> StdioServerParameters:
+    """`localmem serve` under `strace`, which logs every system call that names a path.
 
-def watched_params(env: dict[str, str], tmp_path: Path, *args: str) -> StdioServerParameters:
+    CPython raises no audit event for `stat`, `exists` or `isdir`, so only the
+    kernel's view catches an existence probe: `-e trace=file` covers open,
+    stat, access, readlink, mkdir, rename... in the server and any child (`-f`).
+    """
+    strace = shutil.which("strace")
+    assert strace, "strace is required by this test: install it (apt-get install -y strace)"
     return StdioServerParameters(
-        command=sys.executable, args=["-c", WATCHED_SERVE, *args], env=env, cwd=str(tmp_path)
+        command=strace,
+        args=[
+            "-f",
+            "-qq",
+            "-e",
+            "trace=file",
+            "-o",
+            str(trace),
+            script("localmem"),
+            "serve",
+            *args,
+        ],
+        env=env,
+        cwd=str(tmp_path),
     )
 
 
 def test_without_facts_the_facts_folder_is_never_touched(
     env: dict[str, str], tmp_path: Path
 ) -> None:
-    facts = tmp_path / "facts"
+    facts = tmp_path / "facts-of-the-user"
     facts.mkdir()
     (facts / "food.md").write_text("- dislikes coriander\n")
-    access_log = tmp_path / "facts-access.log"
     env["LOCAL_MEMORY_DIR"] = str(facts)
-    env["FACTS_ACCESS_LOG"] = str(access_log)
+    trace = tmp_path / "server.strace"
 
     async def session(*args: str) -> list[str]:
-        async with Client(watched_params(env, tmp_path, *args), mode="legacy") as client:
+        async with Client(traced_params(env, tmp_path, trace, *args), mode="legacy") as client:
             names = [t.name for t in (await client.list_tools()).tools]
             await call(client, "memory_add", {"content": "coriander is a herb"})
             await call(client, "memory_recall", {"query": "coriander"})
@@ -63,12 +65,15 @@ def test_without_facts_the_facts_folder_is_never_touched(
 
     names = anyio.run(session)
     assert names == ["memory_recall", "memory_add"]
-    assert not access_log.exists() or access_log.read_text() == ""
+    calls = trace.read_text()
+    assert "memory.db" in calls  # the trace did see the server's own file calls
+    touched = [line for line in calls.splitlines() if facts.name in line]
+    assert touched == [], touched
 
-    # The same watch does see the folder once --facts asks for it: the test can fail.
+    # The same trace does see the folder once --facts asks for it: the test can fail.
     names = anyio.run(session, "--facts")
     assert names == ["memory_recall", "memory_add", "recall", "remember", "forget"]
-    assert str(facts) in access_log.read_text()
+    assert str(facts) in trace.read_text()
 
 
 def test_facts_tools_come_from_the_single_definition(env: dict[str, str], tmp_path: Path) -> None:

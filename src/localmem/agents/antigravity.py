@@ -28,6 +28,9 @@ class Antigravity(Agent):
             return legacy / "mcp_config.json"
         return current / "mcp_config.json"
 
+    def config_home(self, ctx: AgentContext) -> Path:
+        return ctx.home / ".gemini"
+
     def scope(self, ctx: AgentContext) -> Scope:
         return "user"
 

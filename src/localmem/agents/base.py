@@ -6,6 +6,12 @@ of them (SPEC section 8): read what is there, refuse a file that does not parse
 stale one unless `repair`, otherwise merge our entry in keeping everything else,
 back the original up to `<file>.bak` and replace the file atomically.
 
+Before any of that the path is resolved (symlinks, `..`): the forbidden file
+(`~/.claude.json`) is judged on where a write would really land, and a config
+that leads outside the agent's own config location (`Agent.config_home`) is
+refused, so a cloned repository's `.mcp.json -> ~/.claude.json` or `-> ~/x.json`
+cannot turn `--install` into an edit of another file.
+
 Formats (`json_format`, `toml_format`) only turn text into "the entry we find"
 and "the text with our entry"; they never touch the disk.
 """
@@ -75,6 +81,20 @@ class UnreadableConfig(InvalidInput):
         self.block = block
         super().__init__(
             f"{path} {reason}; nothing was written. Add this block to it by hand:\n\n{block}"
+        )
+
+
+class RedirectedConfig(InvalidInput):
+    """The config path leads (through a symlink) outside the agent's config location."""
+
+    def __init__(self, path: Path, target: Path, home: Path, block: str) -> None:
+        self.path = path
+        self.target = target
+        super().__init__(
+            f"{path} leads to {target}, outside {home} where this agent's configuration "
+            "lives, and localmem writes an agent's configuration only there (a cloned "
+            "repository must not be able to aim it at another file), so nothing was "
+            f"written; if that file is yours, add this block to it by hand:\n\n{block}"
         )
 
 
@@ -175,6 +195,13 @@ class Agent(ABC):
     def detect(self, ctx: AgentContext) -> bool:
         """Whether the agent looks installed (its config folder or its program is there)."""
 
+    def config_home(self, ctx: AgentContext) -> Path:
+        """The folder the config file must resolve inside: the repository for a project
+        file, else the folder holding the file (agents with a settings tree override it)."""
+        if self.scope(ctx) == "project":
+            return ctx.project_root
+        return self.config_path(ctx).parent
+
     # The flow below is the same for every agent.
 
     def status(self, ctx: AgentContext, command: Path) -> AgentStatus:
@@ -208,11 +235,10 @@ class Agent(ABC):
 
     def install(self, ctx: AgentContext, command: Path, repair: bool = False) -> InstallResult:
         path = self.config_path(ctx)
-        _refuse_forbidden(ctx, path)
         wanted = server_entry(command)
         fmt = self.config_format
         block = fmt.block(wanted)
-        target = _write_target(path)
+        target = self._write_target(ctx, path, block)
         try:
             original = target.read_bytes() if target.exists() else None
         except OSError as error:
@@ -257,23 +283,36 @@ class Agent(ABC):
         write_atomic(target, new_text.encode("utf-8"), mode=mode)
         return InstallResult(self.name, self.title, path, status, backup)
 
+    def _write_target(self, ctx: AgentContext, path: Path, block: str) -> Path:
+        """Where a write to `path` really lands, once it is known to be allowed.
 
-def _refuse_forbidden(ctx: AgentContext, path: Path) -> None:
+        A link that stays inside the config location is written through (the link
+        survives); one that leads elsewhere is refused, as is the forbidden file
+        wherever the path that reaches it starts.
+        """
+        target = path.resolve()
+        _refuse_forbidden(ctx, path, target)
+        home = self.config_home(ctx).resolve()
+        if not target.is_relative_to(home):
+            raise RedirectedConfig(path, target, home, block)
+        return target
+
+
+def _refuse_forbidden(ctx: AgentContext, path: Path, target: Path) -> None:
     # ~/.claude.json is Claude Code's own state file (history, per-project
     # settings); a half-understood merge there can cost the user much more than
-    # an MCP entry is worth, so no writer may ever target it.
-    if path.expanduser() == ctx.home / ".claude.json":
-        raise InvalidInput("localmem never writes ~/.claude.json; use the project's .mcp.json.")
-
-
-def _write_target(path: Path) -> Path:
-    # A config kept in a dotfiles repository is often a symlink: write through
-    # it so the link survives, instead of replacing it with a plain file.
-    return path.resolve() if path.is_symlink() else path
+    # an MCP entry is worth, so no writer may ever target it, however the path
+    # that leads there is spelled.
+    forbidden = ctx.home / ".claude.json"
+    if path.expanduser() == forbidden or target == forbidden.resolve():
+        raise InvalidInput(
+            f"localmem never writes ~/.claude.json (Claude Code's own state file), and {path} "
+            "leads there; nothing was written, use the project's own .mcp.json."
+        )
 
 
 def _read_text(path: Path) -> str | None:
-    target = _write_target(path)
+    target = path.resolve()
     if not target.exists():
         return None
     return _decode(target.read_bytes())

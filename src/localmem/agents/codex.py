@@ -25,6 +25,9 @@ class Codex(Agent):
     def config_path(self, ctx: AgentContext) -> Path:
         return self._home(ctx) / "config.toml"
 
+    def config_home(self, ctx: AgentContext) -> Path:
+        return self._home(ctx)
+
     def scope(self, ctx: AgentContext) -> Scope:
         return "user"
 

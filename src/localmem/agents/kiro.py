@@ -27,6 +27,11 @@ class Kiro(Agent):
             return ctx.project_root / SETTINGS
         return ctx.home / SETTINGS
 
+    def config_home(self, ctx: AgentContext) -> Path:
+        if self.scope(ctx) == "project":
+            return ctx.project_root
+        return ctx.home / ".kiro"
+
     def scope(self, ctx: AgentContext) -> Scope:
         root = ctx.project_root
         return "project" if root != ctx.home and (root / ".kiro").is_dir() else "user"

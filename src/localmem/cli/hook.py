@@ -98,14 +98,14 @@ def run(argv: list[str]) -> int | None:
     query = options.query
     from localmem import paths
     from localmem.errors import LocalmemError, StoreUnavailable
-    from localmem.memory import schema, workspaces
+    from localmem.memory import readonly, schema, workspaces
     from localmem.memory.search import lookup
 
     path = paths.memory_db_file()
     if not os.path.exists(path):
         return 0
     try:
-        conn = schema.connect(path, create=False)
+        conn = readonly.open_for_recall(path)
     except StoreUnavailable as error:
         sys.stderr.write(f"localmem: {error}\n")
         return 1
@@ -132,7 +132,7 @@ def run(argv: list[str]) -> int | None:
         text = context_text(shown, fallback=options.fallback)
         sys.stdout.write(text)
         sys.stdout.flush()
-        if not os.environ.get("LOCALMEM_NO_TRACKING"):
+        if readonly.tracking_enabled():
             counted = {i: 1 for _ws, _c, i, weak in shown if options.fallback or not weak}
             lookup.track(conn, counted, schema.utc_text_now())
     except LocalmemError as error:

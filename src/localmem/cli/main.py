@@ -235,7 +235,8 @@ def promote(memory_id: int, kind: str, as_json: bool) -> None:
 @click.option("--yes", is_flag=True, help="Register every detected agent without asking.")
 @click.option("--import-all", is_flag=True, help="Import every instruction file found.")
 @click.option("-w", "--workspace", help="Workspace for imported files (default: their repository).")
-def init(yes: bool, import_all: bool, workspace: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON; never asks.")
+def init(yes: bool, import_all: bool, workspace: str | None, as_json: bool) -> None:
     """Set localmem up: database, agents, instruction files, pointer snippet, self-check.
 
     Asks before each change (default no) on a terminal; without one it prints
@@ -243,7 +244,7 @@ def init(yes: bool, import_all: bool, workspace: str | None) -> None:
     """
     from localmem.cli.onboarding import run_init
 
-    run_init(yes=yes, import_all=import_all, workspace=workspace)
+    run_init(yes=yes, import_all=import_all, workspace=workspace, as_json=as_json)
 
 
 # The tools `import --from` reads (memory.transfer.sources.TOOLS; kept literal so the
@@ -402,11 +403,12 @@ def mirror() -> None:
 @mirror.command("init")
 @click.argument("remote")
 @click.option("--dir", "folder", type=click.Path(file_okay=False), help="The mirror folder.")
-def mirror_init(remote: str, folder: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def mirror_init(remote: str, folder: str | None, as_json: bool) -> None:
     """Set the mirror up with REMOTE (restores what REMOTE already holds first)."""
     from localmem.cli.maintenance import run_mirror_init
 
-    run_mirror_init(remote, folder)
+    run_mirror_init(remote, folder, as_json)
 
 
 @mirror.command("status")
@@ -419,11 +421,12 @@ def mirror_status(as_json: bool) -> None:
 
 
 @mirror.command("sync")
-def mirror_sync() -> None:
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def mirror_sync(as_json: bool) -> None:
     """Export, commit and push now, in the foreground."""
     from localmem.cli.maintenance import run_mirror_sync
 
-    run_mirror_sync()
+    run_mirror_sync(as_json)
 
 
 def main() -> None:

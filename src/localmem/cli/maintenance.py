@@ -279,13 +279,22 @@ def _review(store: Any, workspace: str | None) -> None:
 
 def run_export(workspace: str | None, output: str | None) -> None:
     from localmem.memory.readonly import open_readonly
-    from localmem.memory.transfer.export import export_text
+    from localmem.memory.schema import missing_database
+    from localmem.memory.transfer.export import document_text, export_text
 
-    conn = open_readonly(paths.memory_db())
-    try:
-        text = export_text(conn, _workspace(workspace))
-    finally:
-        conn.close()
+    db = paths.memory_db()
+    scope = _workspace(workspace)
+    if not db.exists():
+        # As `search`: nothing is created, the export is the empty document (`count` 0),
+        # and the sentence goes to stderr so that stdout stays one JSON document.
+        click.echo(str(missing_database(db)), err=True)
+        text = document_text([])
+    else:
+        conn = open_readonly(db)
+        try:
+            text = export_text(conn, scope)
+        finally:
+            conn.close()
     if output is None or output == "-":
         click.echo(text, nl=False)
         return
@@ -347,13 +356,29 @@ def run_restore(path: str, as_json: bool) -> None:
 # ---- mirror ------------------------------------------------------------------------
 
 
-def run_mirror_init(remote: str, folder: str | None) -> None:
+def run_mirror_init(remote: str, folder: str | None, as_json: bool = False) -> None:
     from localmem.memory.transfer import mirror
 
+    steps: list[str] = []
+
+    def say(line: str) -> None:
+        if as_json:
+            steps.append(line)
+        else:
+            click.echo(line)
+
     with localmem.open() as store:
-        setup = mirror.init(
-            store, remote, Path(folder) if folder else None, lambda line: click.echo(line)
+        setup = mirror.init(store, remote, Path(folder) if folder else None, say)
+    if as_json:
+        _echo_json(
+            {
+                "folder": str(setup.folder),
+                "remote": setup.remote,
+                "restored": setup.restored,
+                "steps": steps,
+            }
         )
+        return
     click.echo(f"mirror: {setup.folder} -> {setup.remote}; every change is pushed from now on")
 
 
@@ -381,15 +406,19 @@ def run_mirror_status(as_json: bool) -> None:
         click.echo(f"the last push failed:\n{error}")
 
 
-def run_mirror_sync() -> None:
+def run_mirror_sync(as_json: bool = False) -> None:
     from localmem.memory.transfer import mirror
 
     with localmem.open(create=False) as store:
         folder, ok = mirror.sync_now(store.path, store.connection)
+    if as_json:
+        error = None if ok else (mirror.last_error(str(folder)) or "").strip() or None
+        _echo_json({"folder": str(folder), "pushed": ok, "error": error})
     if not ok:
         raise InvalidInput(
             f"The mirror in {folder} could not be pushed: "
             f"{(mirror.last_error(str(folder)) or '').strip()}; fix the remote and run "
             "`localmem mirror sync` again."
         )
-    click.echo(f"mirror {folder}: exported, committed and pushed")
+    if not as_json:
+        click.echo(f"mirror {folder}: exported, committed and pushed")

@@ -208,7 +208,7 @@ def run_search(
         else:
             click.echo(message)
         return
-    store = localmem.open(db, create=False)
+    store = localmem.open(db, for_recall=True)
     with store:
         scope = _workspace(store, workspace, every=every)
         if context:
@@ -231,7 +231,7 @@ def run_search(
 # ---- stats -------------------------------------------------------------------------
 
 
-def stats_dict(stats: Stats) -> dict[str, Any]:
+def stats_dict(stats: Stats, message: str | None = None) -> dict[str, Any]:
     by_workspace: dict[str, dict[str, int]] = {}
     for count in stats.by_workspace_kind:
         by_workspace.setdefault(count.workspace, {})[count.kind] = count.count
@@ -244,10 +244,24 @@ def stats_dict(stats: Stats) -> dict[str, Any]:
         "core_cap": stats.core_cap,
         "near_duplicate_queue": stats.near_duplicate_queue,
         "warnings": list(stats.warnings),
+        "message": message,
     }
 
 
 def run_stats(as_json: bool) -> None:
+    from localmem import paths
+    from localmem.memory.manage import empty_stats
+    from localmem.memory.schema import missing_database
+
+    db = paths.memory_db()
+    if not db.exists():
+        # As `search`: a report creates nothing, and an absent store reports as an empty one.
+        message = str(missing_database(db))
+        if as_json:
+            _echo_json(stats_dict(empty_stats(db), message))
+        else:
+            click.echo(message)
+        return
     with localmem.open(create=False) as store:
         stats = store.stats()
     if as_json:

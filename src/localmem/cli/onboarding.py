@@ -269,8 +269,13 @@ class _Init:
     yes: bool
     import_all: bool
     workspace: str | None
+    as_json: bool = False
     failed: bool = False
     imported: list[ImportReport] = field(default_factory=list)
+    # What `--json` prints: one entry per step, filled as the text lines are said.
+    agents: list[dict[str, object]] = field(default_factory=list)
+    files: list[dict[str, object]] = field(default_factory=list)
+    report: dict[str, object] = field(default_factory=dict)
 
     def ask(self, question: str, answered: bool) -> bool | None:
         """True/False from a flag or the user; None when nobody can answer (plan only)."""
@@ -280,36 +285,61 @@ class _Init:
             return click.confirm(question, default=False)
         return None
 
+    def say(self, line: str) -> None:
+        """A line of the text report (stdout); `--json` prints the report at the end instead."""
+        if not self.as_json:
+            click.echo(line)
 
-def run_init(yes: bool, import_all: bool, workspace: str | None) -> None:
-    state = _Init(sys.stdin.isatty(), yes, import_all, workspace)
+
+def run_init(yes: bool, import_all: bool, workspace: str | None, as_json: bool = False) -> None:
+    # With --json nobody is asked (stdout is for the document): flags answer, or it plans.
+    state = _Init(sys.stdin.isatty() and not as_json, yes, import_all, workspace, as_json)
     writes = state.interactive or yes or import_all
     if not writes:
-        click.echo("No terminal and no --yes / --import-all: this is the plan, nothing is written.")
-    db = _init_database(writes)
+        state.say("No terminal and no --yes / --import-all: this is the plan, nothing is written.")
+    db = _init_database(state, writes)
     _init_agents(state)
     _init_import(state, db)
     _init_sources(state, db)
     from localmem.agents.snippet import POINTER_SNIPPET
 
-    click.echo("\nPaste this pointer snippet into the instruction file your agent loads")
-    click.echo("(CLAUDE.md, AGENTS.md, a Kiro steering file...; `localmem snippet` prints it):\n")
-    click.echo(POINTER_SNIPPET)
+    state.say("\nPaste this pointer snippet into the instruction file your agent loads")
+    state.say("(CLAUDE.md, AGENTS.md, a Kiro steering file...; `localmem snippet` prints it):\n")
+    state.say(POINTER_SNIPPET)
     if db:
         _self_check(state)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "writes": bool(writes),
+                    "database": state.report["database"],
+                    "agents": state.agents,
+                    "instruction_files": state.files,
+                    "snippet": POINTER_SNIPPET,
+                    "self_check": state.report.get("self_check"),
+                    "ok": not state.failed,
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
     sys.exit(1 if state.failed else 0)
 
 
-def _init_database(writes: bool) -> bool:
+def _init_database(state: _Init, writes: bool) -> bool:
     path = paths.memory_db()
     existed = path.exists()
     if not writes:
         plan = "exists (would be upgraded if needed)" if existed else "would be created"
-        click.echo(f"database: {path} {plan}")
+        state.say(f"database: {path} {plan}")
+        action = "would_upgrade" if existed else "would_create"
+        state.report["database"] = {"path": str(path), "action": action}
         return False
     with localmem.open():
         pass
-    click.echo(f"database: {'ready (upgraded if needed)' if existed else 'created'} {path}")
+    state.say(f"database: {'ready (upgraded if needed)' if existed else 'created'} {path}")
+    state.report["database"] = {"path": str(path), "action": "ready" if existed else "created"}
     return True
 
 
@@ -327,49 +357,64 @@ def _init_agents(state: _Init) -> None:
     found = statuses(ctx, command)
     detected = [s for s in found if s.detected]
     in_repository = workspaces.find_root(ctx.cwd) is not None
-    click.echo(f"agents detected: {', '.join(s.name for s in detected) or 'none'}")
+    state.say(f"agents detected: {', '.join(s.name for s in detected) or 'none'}")
+
+    def done(name: str, where: object, action: str, message: str | None = None) -> None:
+        state.agents.append(
+            {"name": name, "config_path": str(where), "action": action, "message": message}
+        )
+
     for status in detected:
         where = status.config_path
         if status.scope == "project" and not in_repository and status.state == "not_registered":
             # Its config belongs to one repository; a file here would serve only this folder.
-            click.echo(
+            state.say(
                 f"  {status.name}: configured per repository; run `localmem init` (or "
                 f"`localmem agents --install {status.name}`) inside one"
             )
+            done(status.name, where, "per_repository")
             continue
         if status.state == "registered":
-            click.echo(f"  {status.name}: already registered in {where}")
+            state.say(f"  {status.name}: already registered in {where}")
+            done(status.name, where, "already_registered")
             continue
         if status.state == "stale":
             state.failed = True
-            click.echo(
-                f"  {status.name}: {where} starts another localmem; "
-                f"run `localmem agents --install {status.name} --repair`",
-                err=True,
+            message = (
+                f"{where} starts another localmem; "
+                f"run `localmem agents --install {status.name} --repair`"
             )
+            click.echo(f"  {status.name}: {message}", err=True)
+            done(status.name, where, "stale", message)
             continue
         if status.state == "unreadable":
             state.failed = True
             click.echo(f"  {status.name}: {where} does not parse; left alone", err=True)
+            done(status.name, where, "unreadable", status.problem)
             continue
         answer = state.ask(f"Register localmem with {status.title} ({where})?", state.yes)
         if answer is None:
-            click.echo(f"  {status.name}: would ask to register in {where} (--yes to do it)")
+            state.say(f"  {status.name}: would ask to register in {where} (--yes to do it)")
+            done(status.name, where, "would_ask")
             continue
         if not answer:
-            click.echo(f"  {status.name}: skipped")
+            state.say(f"  {status.name}: skipped")
+            done(status.name, where, "skipped")
             continue
         if refusal is not None:
             state.failed = True
             click.echo(f"localmem: {refusal}", err=True)
+            done(status.name, where, "refused", refusal)
             continue
         try:
             result = install(ctx, status.name, command)
         except LocalmemError as error:
             state.failed = True
             click.echo(f"localmem: {status.name}: {error}", err=True)
+            done(status.name, where, "refused", str(error))
             continue
-        click.echo(f"  {status.name}: registered in {result.config_path}")
+        state.say(f"  {status.name}: registered in {result.config_path}")
+        done(status.name, result.config_path, "registered")
 
 
 def _init_import(state: _Init, db: bool) -> None:
@@ -378,19 +423,25 @@ def _init_import(state: _Init, db: bool) -> None:
 
     found = find_instruction_files(Path.cwd(), Path.home())
     if not found:
-        click.echo("instruction files: none found")
+        state.say("instruction files: none found")
         return
-    click.echo("instruction files found:")
+    state.say("instruction files found:")
+
+    def done(path: Path, action: str, **more: object) -> None:
+        state.files.append({"path": str(path), "action": action, **more})
+
     for item in found:
         size = estimate_tokens(item.path.read_text("utf-8", "replace"))
         answer = state.ask(
             f"Import {item.path} (about {size:,} tokens) as memories?", state.import_all
         )
         if answer is None or not db:
-            click.echo(f"  {item.path}: would ask to import it (--import-all to do it)")
+            state.say(f"  {item.path}: would ask to import it (--import-all to do it)")
+            done(item.path, "would_ask", tokens=size)
             continue
         if not answer:
-            click.echo(f"  {item.path}: skipped")
+            state.say(f"  {item.path}: skipped")
+            done(item.path, "skipped", tokens=size)
             continue
         try:
             with localmem.open() as store:
@@ -398,15 +449,17 @@ def _init_import(state: _Init, db: bool) -> None:
         except LocalmemError as error:
             state.failed = True
             click.echo(f"localmem: {error}", err=True)
+            done(item.path, "refused", message=str(error))
             continue
         state.imported.append(report)
         (f,) = report.files
-        click.echo(
+        state.say(
             f"  {item.path}: {f.added} added, {f.unchanged} unchanged "
             f"(workspace {f.workspace}); the file itself is untouched"
         )
+        done(item.path, "imported", workspace=f.workspace, added=f.added, unchanged=f.unchanged)
     if state.imported:
-        click.echo(
+        state.say(
             "  The files are still pushed into every session; once the memories serve you, "
             "they can shrink to the pointer snippet (`localmem benchmark` shows the cost)."
         )
@@ -465,10 +518,13 @@ def _self_check(state: _Init) -> None:
         except LocalmemError as error:
             state.failed = True
             click.echo(f"self-check: recall failed: {error}", err=True)
+            state.report["self_check"] = {"workspace": workspace, "hits": 0, "ok": False}
             return
-    if expect and not result.hits:
+    ok = not (expect and not result.hits)
+    state.report["self_check"] = {"workspace": workspace, "hits": len(result.hits), "ok": ok}
+    if not ok:
         state.failed = True
         click.echo(f"self-check: an imported memory was not recalled in {workspace}", err=True)
         return
     hits = f"{len(result.hits)} hit" + ("" if len(result.hits) == 1 else "s")
-    click.echo(f"self-check: recall in workspace {workspace} works ({hits}).")
+    state.say(f"self-check: recall in workspace {workspace} works ({hits}).")

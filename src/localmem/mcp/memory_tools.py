@@ -49,6 +49,8 @@ class MemoryTools:
     def __init__(self, cwd: Path | None = None) -> None:
         self._cwd = cwd if cwd is not None else Path(os.getcwd())
         self._store: Store | None = None
+        # While LOCALMEM_NO_TRACKING is set and nothing was added yet: a read-only store.
+        self._reader: Store | None = None
 
     def _open(self) -> Store:
         if self._store is None:
@@ -56,6 +58,19 @@ class MemoryTools:
 
             self._store = localmem.open()
         return self._store
+
+    def _open_reader(self) -> Store:
+        """The store a recall reads (SPEC 5): strictly read-only while LOCALMEM_NO_TRACKING is
+        set, so a recall never migrates or reindexes; else the one `memory_add` uses."""
+        from localmem.memory.readonly import tracking_enabled
+
+        if tracking_enabled():
+            return self._open()
+        if self._reader is None:
+            import localmem
+
+            self._reader = localmem.open(for_recall=True)
+        return self._reader
 
     def _workspace(self, store: Store, name: str | None, *, for_write: bool) -> str:
         # The store's rule: detected from the folder the agent started us in, `all`
@@ -74,7 +89,7 @@ class MemoryTools:
             from localmem.memory.search.recall import EMPTY_STORE
 
             return {"results": [], "core_memory": "", "message": EMPTY_STORE}
-        store = self._open()
+        store = self._store or self._open_reader()
         searched = self._workspace(store, args.get("workspace"), for_write=False)
         recall = store.search(query, workspace=searched, k=int(args.get("k", 5)))
         return recall_payload(recall)
@@ -106,6 +121,9 @@ class MemoryTools:
         return {"status": result.status, "id": result.id, "seen_count": result.seen_count}
 
     def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
         if self._store is not None:
             self._store.close()
             self._store = None

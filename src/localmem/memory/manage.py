@@ -146,3 +146,16 @@ def stats(conn: sqlite3.Connection, path: Path) -> Stats:
         near_duplicate_queue=queue,
         warnings=tuple(warnings),
     )
+
+
+def empty_stats(path: Path) -> Stats:
+    """The statistics of a store that does not exist yet: nothing in it."""
+    return Stats(
+        path=str(path),
+        size_bytes=0,
+        total=0,
+        by_workspace_kind=(),
+        core_tokens=0,
+        core_cap=CORE_TOKEN_CAP,
+        near_duplicate_queue=0,
+    )

@@ -14,7 +14,6 @@ surfaces never touch SQL.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
@@ -31,6 +30,7 @@ from localmem.memory.model import (
     Recall,
     Stats,
 )
+from localmem.memory.readonly import open_for_recall, tracking_enabled
 from localmem.memory.search import lookup, recall
 
 Clock = Callable[[], datetime]
@@ -42,11 +42,6 @@ AfterWrite = Callable[[sqlite3.Connection, Path, str], None]
 
 def _utc_now() -> datetime:
     return datetime.now(timezone.utc)
-
-
-def tracking_enabled() -> bool:
-    """Recall counts are kept unless LOCALMEM_NO_TRACKING is set to a non-empty value."""
-    return not os.environ.get("LOCALMEM_NO_TRACKING")
 
 
 class Store:
@@ -218,13 +213,17 @@ def open_store(
     create: bool = True,
     clock: Clock | None = None,
     after_write: AfterWrite | None = None,
+    for_recall: bool = False,
 ) -> Store:
     """Open the memory database (default: `paths.memory_db()`), migrating it forward.
 
     With `create=False` a missing database raises StoreUnavailable and nothing is
-    created (read-only commands use this). Surfaces open it through
-    `localmem.open()`, which adds the git mirror's after-write hook.
+    created (read-only commands use this). With `for_recall` the store is only
+    searched: it is never created, and while LOCALMEM_NO_TRACKING is set it is
+    opened strictly read-only (`readonly.open_for_recall`), neither migrated nor
+    reindexed. Surfaces open it through `localmem.open()`, which adds the git
+    mirror's after-write hook.
     """
     target = Path(path) if path is not None else paths.memory_db()
-    connection = schema.connect(target, create=create)
+    connection = open_for_recall(target) if for_recall else schema.connect(target, create=create)
     return Store(target, connection, clock or _utc_now, after_write)

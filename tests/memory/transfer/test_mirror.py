@@ -4,6 +4,7 @@ by the shared detached worker, restored from a clone on a "second machine"."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from collections.abc import Callable
@@ -173,3 +174,46 @@ def test_file_names_are_stable_and_safe() -> None:
     # Two workspaces differing only in case stay two files on a case-blind file system.
     upper, lower = mirror.file_name("Foo"), mirror.file_name("foo")
     assert lower == "foo.jsonl" and upper.lower() != lower.lower()
+
+
+def _mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+def _assert_private(folder: Path) -> None:
+    assert _mode(folder) == 0o700, oct(_mode(folder))
+    files = list(folder.glob("*.jsonl"))
+    assert files
+    for file in files:
+        assert _mode(file) == 0o600, (file.name, oct(_mode(file)))
+
+
+def test_the_mirror_is_private_on_both_machines_after_init_and_every_sync(
+    tmp_path: Path, remote: Path
+) -> None:
+    previous = os.umask(0o022)  # the usual umask: git and mkdir would leave 0755 / 0644
+    try:
+        with open_at(tmp_path / "a.db") as one:
+            one.add("Use pnpm in the web app", workspace="web")
+            first = mirror.init(one, str(remote), tmp_path / "deep" / "mirror-a", _quiet).folder
+            _assert_private(first)
+            assert _mode(first.parent) == 0o700  # the folder made on the way too
+        with open_at(tmp_path / "b.db") as two:
+            second = mirror.init(two, str(remote), tmp_path / "mirror-b", _quiet).folder
+            assert (second / "web.jsonl").exists()  # a clone of what the first one pushed
+            _assert_private(second)
+            two.add("A memory the second machine adds", workspace="api")
+            for folder in (second, first):
+                # Anything may loosen the modes between syncs (a checkout, a copy, a chmod).
+                folder.chmod(0o755)
+                for file in folder.glob("*.jsonl"):
+                    file.chmod(0o644)
+            assert mirror.sync_now(two.path, two.connection)[1]
+            _assert_private(second)
+        with open_at(tmp_path / "a.db") as one:
+            # The first machine is now behind the remote, so its push is refused (the
+            # mirror never pulls); the export, and with it the modes, comes first anyway.
+            mirror.sync_now(one.path, one.connection)
+            _assert_private(first)
+    finally:
+        os.umask(previous)

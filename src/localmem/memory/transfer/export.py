@@ -148,7 +148,11 @@ def record_line(record: dict[str, Any]) -> str:
 
 def export_text(conn: sqlite3.Connection, workspace: str | None = None) -> str:
     """The whole export document; the same store always gives the same text."""
-    found = records(conn, workspace)
+    return document_text(records(conn, workspace))
+
+
+def document_text(found: list[dict[str, Any]]) -> str:
+    """The export document holding `found` (`[]`: the export of an empty store)."""
     head = (
         f'{{"format": "{FORMAT}", "format_version": {FORMAT_VERSION}, '
         f'"count": {len(found)}, "memories": ['

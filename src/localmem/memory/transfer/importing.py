@@ -10,6 +10,8 @@ turned into `imported` memories, one per section or bullet (SPEC section 6).
 - Re-importing an unchanged file adds nothing: a piece whose source (the file's
   absolute path) and content (compared as the write path's duplicate key) are
   already stored as `imported` in that workspace is skipped, not merged again.
+- The facts folder is never read: a path that is, leads into or holds it is
+  refused before anything is read (`paths.refuse_facts_folder`, SPEC 2).
 - The file is only ever read. Every file is read and split before anything is
   written, so a missing or unreadable path stores nothing at all.
 """
@@ -183,13 +185,16 @@ def whole_file(text: str) -> list[Piece]:
     return [Piece(body.strip(), ())] if _HAS_WORD.search(body) else []
 
 
-def expand_paths(paths: Iterable[Path], consequence: str = "nothing was imported") -> list[Path]:
+def expand_paths(given: Iterable[Path], consequence: str = "nothing was imported") -> list[Path]:
     """Files as given; a folder stands for the markdown files directly in it.
 
-    A missing path is refused, its sentence ending with `consequence`.
+    A missing path is refused, its sentence ending with `consequence`, and so is one
+    that reaches the facts folder (the path given, or a file found in a folder
+    given, followed through its symlinks).
     """
     files: list[Path] = []
-    for path in paths:
+    for path in given:
+        paths.refuse_facts_folder(path, consequence)
         if path.is_dir():
             inside = sorted(
                 p for p in path.iterdir() if p.suffix in (".md", ".mdc") and p.is_file()
@@ -201,6 +206,8 @@ def expand_paths(paths: Iterable[Path], consequence: str = "nothing was imported
             files.append(path)
         else:
             raise NotFound(f"{path} does not exist; {consequence}.")
+    for file in files:
+        paths.refuse_facts_folder(file, consequence)
     return files
 
 
@@ -228,21 +235,6 @@ def file_workspace(path: Path, store: Store | None, *, register: bool) -> str:
     if store is None:
         return workspaces.resolve_workspace(None, root)
     return store.resolve_workspace(None, Path(root), for_write=register)
-
-
-def refuse_facts_folder(path: Path) -> None:
-    """Refuse a path that is, lies inside, or contains the facts folder (SPEC section 2:
-    its facts are for local models only and must never become agent memories).
-
-    Symlinks and `..` are resolved first, so no other name for the folder gets through.
-    """
-    facts = Path(paths.facts_folder()).resolve()
-    target = path.resolve()
-    if target == facts or facts in target.parents or target in facts.parents:
-        raise InvalidInput(
-            f"{path} is or contains the facts folder ({facts}), whose facts are for local "
-            "models only; nothing was imported."
-        )
 
 
 def stored_copies(store: Store, workspace: str, content: str) -> list[tuple[str | None, str]]:

@@ -9,6 +9,10 @@ committed and pushed by the same detached worker as the facts store (`localmem.g
   the remote; if the remote already holds a mirror (a second machine), its
   memories are restored into this store first, so the first push never drops them.
   The folder is recorded in the database's `meta` table (`mirror_dir`).
+- Private on every machine: the folder is 0700 and each workspace file 0600 after
+  `init` (a clone included: git would leave 0755 and 0644) and after every export,
+  so a sync puts back what anything else loosened. Git's own files inside keep
+  git's modes; the 0700 folder already keeps other users out of them.
 - After each write that changed something, `Store.changed()` calls `after_write()`
   (`localmem.open()` hands it to the store):
   one `meta` read when no mirror is set up, else the worker starts detached and,
@@ -17,6 +21,7 @@ committed and pushed by the same detached worker as the facts store (`localmem.g
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -98,7 +103,17 @@ def write_files(conn: sqlite3.Connection, folder: Path) -> int:
         if stale.name not in texts:
             stale.unlink()
             changed += 1
+    make_private(folder)
     return changed
+
+
+def make_private(folder: Path) -> None:
+    """Folder 0700, workspace files 0600: the mirror holds every memory in clear text."""
+    from localmem import paths
+
+    os.chmod(folder, paths.DIR_MODE)
+    for file in folder.glob("*" + SUFFIX):
+        os.chmod(file, paths.FILE_MODE)
 
 
 def refresh(folder: str, db_path: str) -> None:
@@ -131,7 +146,7 @@ def init(
     say: Callable[[str], None],
 ) -> MirrorSetup:
     """Set the mirror up (see the module text); safe to run again with the same remote."""
-    from localmem import gitsync
+    from localmem import gitsync, paths
     from localmem.errors import Conflict, InvalidInput, StoreUnavailable
     from localmem.gitsetup import git_init
     from localmem.memory.schema import write_transaction
@@ -161,9 +176,15 @@ def init(
                 f"Cannot reach the remote {remote} ({err.strip() or 'git ls-remote failed'}); "
                 "check the URL and your access, then run this again."
             )
+        # Made 0700 (its missing parents too) before git writes anything into it.
+        created = not target.exists()
+        paths.ensure_folder(target)
         if out.strip():
             status, _, err = gitsync.git(".", "clone", "-q", remote, str(target))
             if status:
+                if created:
+                    with contextlib.suppress(OSError):
+                        os.rmdir(target)
                 raise StoreUnavailable(f"git clone of {remote} failed: {err.strip()}.")
             gitsync.git(str(target), "remote", "remove", "origin")
             say(f"cloned {remote} into {target}: it already holds a mirror")
@@ -171,8 +192,6 @@ def init(
                 report = restore(store, parse_mirror(target))
                 restored = report.added + report.merged
                 say(f"restored from it: {report.added} added, {report.merged} merged")
-        else:
-            target.mkdir(parents=True, exist_ok=True, mode=0o700)
     changed = write_files(store.connection, target)
     say(f"wrote the export: {changed} workspace file(s) changed")
     if not gitsync.git(str(target), "config", "--get", "remote.origin.url")[1].strip():

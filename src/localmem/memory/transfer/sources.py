@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from localmem import paths
 from localmem.errors import InvalidInput, NotFound
 from localmem.memory import workspaces
 from localmem.memory.model import GLOBAL
@@ -35,10 +36,11 @@ from localmem.memory.store import Store
 from localmem.memory.transfer.importing import (
     KIND,
     FileImport,
-    refuse_facts_folder,
     stored_copies,
 )
 from localmem.memory.write import check_content, normalize_keywords
+
+NOTHING_IMPORTED = "nothing was imported"
 
 TOOLS = (
     "claude-auto-memory",
@@ -105,7 +107,7 @@ class SourceImport:
 
 def read_text(path: Path) -> str:
     """The file's text, refused with a sentence naming the line of a bad byte."""
-    refuse_facts_folder(path)
+    paths.refuse_facts_folder(path, NOTHING_IMPORTED)
     try:
         size = path.stat().st_size
         if size > MAX_SOURCE_BYTES:
@@ -202,7 +204,7 @@ def read(tool: str, location: Path) -> Reading:
     from localmem.memory.transfer import source_json, source_markdown
 
     check_tool(tool)
-    refuse_facts_folder(location)
+    paths.refuse_facts_folder(location, NOTHING_IMPORTED)
     if not location.exists():
         raise NotFound(f"{location} does not exist; nothing was imported.")
     if tool == "mcp-memory":
@@ -267,7 +269,8 @@ def import_source(
     cwd = cwd or Path.cwd()
     if location is None:
         location = locate(tool, cwd, home or Path.home(), os.environ if env is None else env)
-    refuse_facts_folder(location)  # before anything else reads it, `..` taken as the OS does
+    # Before anything else reads it, `..` taken as the OS does.
+    paths.refuse_facts_folder(location, NOTHING_IMPORTED)
     location = location.resolve()
     if workspace is not None:
         workspace = workspaces.check_name(workspace, for_write=True)
