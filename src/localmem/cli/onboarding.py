@@ -275,6 +275,7 @@ class _Init:
     # What `--json` prints: one entry per step, filled as the text lines are said.
     agents: list[dict[str, object]] = field(default_factory=list)
     files: list[dict[str, object]] = field(default_factory=list)
+    sources: list[dict[str, object]] = field(default_factory=list)
     report: dict[str, object] = field(default_factory=dict)
 
     def ask(self, question: str, answered: bool) -> bool | None:
@@ -316,6 +317,7 @@ def run_init(yes: bool, import_all: bool, workspace: str | None, as_json: bool =
                     "database": state.report["database"],
                     "agents": state.agents,
                     "instruction_files": state.files,
+                    "memory_tools": state.sources,
                     "snippet": POINTER_SNIPPET,
                     "self_check": state.report.get("self_check"),
                     "ok": not state.failed,
@@ -471,32 +473,40 @@ def _init_sources(state: _Init, db: bool) -> None:
 
     found = detect(Path.cwd(), Path.home(), os.environ)
     if not found:
-        click.echo("other memory tools: none found")
+        state.say("other memory tools: none found")
         return
-    click.echo("other memory tools found:")
+    state.say("other memory tools found:")
     for item in found:
+        entry: dict[str, object] = {"tool": item.tool, "location": str(item.location)}
+        state.sources.append(entry)
         answer = state.ask(
             f"Import the memories of {item.tool} ({item.location})?", state.import_all
         )
         if answer is None or not db:
-            click.echo(
+            entry["action"] = "would_ask"
+            state.say(
                 f"  {item.tool} {item.location}: would ask to import it (--import-all to do it; "
                 f"`localmem import --from {item.tool} --dry-run` shows what it holds)"
             )
             continue
         if not answer:
-            click.echo(f"  {item.tool}: skipped")
+            entry["action"] = "skipped"
+            state.say(f"  {item.tool}: skipped")
             continue
         try:
             with localmem.open() as store:
                 report = import_source(store, item.tool, item.location, workspace=state.workspace)
         except LocalmemError as error:
             state.failed = True
+            entry.update(action="failed", message=str(error))
             click.echo(f"localmem: {item.tool}: {error}", err=True)
             continue
         state.imported.append(ImportReport(report.files, False))
         unchanged = sum(f.unchanged for f in report.files)
-        click.echo(
+        entry.update(
+            action="imported", workspace=report.workspace, added=report.added, unchanged=unchanged
+        )
+        state.say(
             f"  {item.tool}: {report.added} added, {unchanged} unchanged "
             f"(workspace {report.workspace}); its files are untouched"
         )
