@@ -128,7 +128,8 @@ def browse(view: View, request: Request) -> Response:
         link(listing.page + 1, "older →") if listing.page < listing.pages else None,
     )
     empty = h("p", {}, "No memories here.") if not listing.memories else None
-    return page(view, "Browse", join([filters, pager, table, empty]), here="/browse")
+    body = join([filters, pager, table, empty])
+    return page(view, "Browse", body, flash=params.get("done"), here="/browse")
 
 
 # ---- search ------------------------------------------------------------------------
@@ -338,7 +339,7 @@ def memory_page(view: View, request: Request) -> Response:
             h("pre", {"class": "content"}, memory.content),
             facts,
             listed("Corrected by (nearest first)", links.newer, "Nothing corrects it."),
-            listed("Corrects", links.older, "It corrects nothing."),
+            listed("It corrects", links.older, "It corrects nothing."),
             h(
                 "section",
                 {},

@@ -8,7 +8,7 @@
 - Every POST carries the per-start CSRF token in a form field, and its Origin
   (when the browser sends one) must be ours; `Sec-Fetch-Site` must not be cross-site.
 - No CORS headers, ever; a strict Content-Security-Policy (no inline script or
-  style), no framing, no referrer, no caching.
+  style), no framing, no referrer to other sites, no caching.
 
 Written as a plain ASGI middleware so it also guards the static files.
 """
@@ -33,7 +33,7 @@ HEADERS = {
     "content-security-policy": CSP,
     "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",
-    "referrer-policy": "no-referrer",
+    "referrer-policy": "same-origin",  # "no-referrer" makes a browser send `Origin: null`
     "cache-control": "no-store",
     "cross-origin-opener-policy": "same-origin",
     "cross-origin-resource-policy": "same-origin",
