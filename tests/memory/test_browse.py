@@ -31,6 +31,7 @@ def test_browse_pages_sorts_filters_and_never_tracks(tmp_path: Path) -> None:
         assert store.browse(sort="last_recalled").memories[0].id == 4
         counts = {m.id: m.recalled_count for m in store.browse().memories}
         assert counts == {m.id: m.recalled_count for m in store.browse().memories}  # unchanged
+        assert store.workspace_names() == ["a", "b"]
         with pytest.raises(InvalidInput):
             store.browse(sort="size")
         with pytest.raises(InvalidInput):

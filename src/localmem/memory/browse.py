@@ -126,6 +126,11 @@ def browse(
     )
 
 
+def workspace_names(conn: sqlite3.Connection) -> list[str]:
+    """Every workspace ever written to, by name (a selector's choices; one tiny table)."""
+    return [str(row[0]) for row in conn.execute("SELECT name FROM workspaces ORDER BY name")]
+
+
 def _monday(day: date) -> date:
     return day - timedelta(days=day.weekday())
 

@@ -192,6 +192,10 @@ class Store:
         """What corrects memory `id` (nearest first) and what it corrects."""
         return browsing.chain(self._conn, id)
 
+    def workspace_names(self) -> list[str]:
+        """Every workspace ever written to, by name."""
+        return browsing.workspace_names(self._conn)
+
     def overview(self) -> browsing.Overview:
         """The dashboard's figures: per week, by age, recalled or not, the largest."""
         return browsing.overview(self._conn, self.now())

@@ -45,7 +45,7 @@ def _int(value: str | None, default: int, what: str) -> int:
 
 
 def _workspaces(store: Store) -> list[str]:
-    return sorted({c.workspace for c in store.stats().by_workspace_kind})
+    return store.workspace_names()
 
 
 def _done(path: str, sentence: str) -> RedirectResponse:

@@ -195,7 +195,7 @@ def overview(view: View, request: Request) -> Response:
         ),
         h(
             "figure",
-            {"class": "wide"},
+            {},
             h("figcaption", {}, "Largest memories (characters)"),
             charts.rows(largest, label="largest memories"),
         ),
