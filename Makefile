@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo lint bench clean
+.PHONY: test demo lint bench clean screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,10 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/pytest -q
+
+# The pictures in docs/ui/ are the browser tests' screenshots of a seeded store.
+screenshots: $(STAMP)
+	LOCALMEM_UI_SCREENSHOTS=$(CURDIR)/docs/ui $(BIN)/pytest -q tests/ui/test_ui_browser.py
 
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py

@@ -9,7 +9,7 @@ import pytest
 
 import localmem
 from localmem.errors import StoreUnavailable
-from localmem.memory import schema
+from localmem.memory import rows, schema
 from localmem.memory.search import tokens
 
 
@@ -73,12 +73,14 @@ def test_upgrade_from_version_1_keeps_every_row(tmp_path: Path) -> None:
 
     with localmem.open(path, create=False) as store:
         conn = store.connection
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.LATEST
         after = conn.execute(
             "SELECT id, content, workspace, kind, keywords FROM memories"
         ).fetchall()
         assert after == before
-        assert [v for (v,) in conn.execute("SELECT version FROM schema_migrations")] == [1, 2]
+        assert [v for (v,) in conn.execute("SELECT version FROM schema_migrations")] == [
+            n for n, _, _ in schema.MIGRATIONS
+        ]
         first = store.get(1)
         assert first.recalled_count == 0 and first.last_recalled_at is None
         assert first.superseded_by == 2 and first.keywords == ("kafka", "offsets")
@@ -98,7 +100,32 @@ def test_upgrade_is_idempotent_across_opens(tmp_path: Path) -> None:
         with localmem.open(path, create=False) as store:
             assert store.stats().total == 3
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == 2
+    assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == len(
+        schema.MIGRATIONS
+    )
+
+
+def test_upgrade_from_version_2_adds_the_browse_indexes(tmp_path: Path) -> None:
+    path = tmp_path / "v2.db"
+    make_version_1(path)
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert schema.migrate(conn, target=2) == 2
+    before = conn.execute(f"SELECT {rows.COLUMNS} FROM memories ORDER BY id").fetchall()
+    conn.close()
+
+    with localmem.open(path, create=False) as store:
+        conn = store.connection
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.LATEST
+        assert conn.execute(f"SELECT {rows.COLUMNS} FROM memories ORDER BY id").fetchall() == before
+        indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+        assert {"memories_created", "memories_last_recalled", "memories_recalled_count"} <= indexes
+        plan = " ".join(
+            str(r[-1])
+            for r in conn.execute(
+                "EXPLAIN QUERY PLAN SELECT id FROM memories ORDER BY recalled_count DESC LIMIT 5"
+            )
+        )
+        assert "memories_recalled_count" in plan and "TEMP B-TREE" not in plan
 
 
 def test_newer_database_refused(tmp_path: Path) -> None:

@@ -56,6 +56,31 @@ def serve(http: bool, port: int, host: str, facts: bool) -> None:
 
 
 @cli.command()
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8740,  # localmem.ui.server.DEFAULT_PORT, not imported: it would load the UI
+    show_default=True,
+    help="Port (0 picks a free one).",
+)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address; anything but loopback is reachable from other machines (warns).",
+)
+@click.option("--no-browser", is_flag=True, help="Only print the address; do not open it.")
+@click.option(
+    "--facts", is_flag=True, help="Add the facts about the user (topics, remember, forget)."
+)
+def ui(port: int, host: str, no_browser: bool, facts: bool) -> None:
+    """Browse, search and curate your memories in a local web view (with a per-start token)."""
+    from localmem.ui.server import run_ui
+
+    run_ui(host, port, open_browser=not no_browser, facts=facts)
+
+
+@cli.command()
 def snippet() -> None:
     """Print the pointer snippet to paste into your agent's instruction file."""
     from localmem.agents.snippet import POINTER_SNIPPET

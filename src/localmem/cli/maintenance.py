@@ -383,21 +383,18 @@ def run_mirror_init(remote: str, folder: str | None, as_json: bool = False) -> N
 
 
 def run_mirror_status(as_json: bool) -> None:
-    from localmem import gitsync
     from localmem.memory.transfer import mirror
 
     with localmem.open(create=False) as store:
-        folder = mirror.configured(store.connection)
-    if folder is None:
+        found = mirror.status(store.connection)
+    if found is None:
         message = "No git mirror is set up; run `localmem mirror init REMOTE`."
         if as_json:
             _echo_json({"folder": None, "message": message})
         else:
             click.echo(message)
         return
-    remote = gitsync.git(folder, "config", "--get", "remote.origin.url")[1].strip()
-    last = gitsync.git(folder, "log", "-1", "--format=%cI %s")[1].strip()
-    error = mirror.last_error(folder)
+    folder, remote, last, error = found.folder, found.remote, found.last_commit, found.error
     if as_json:
         _echo_json({"folder": folder, "remote": remote, "last_commit": last, "error": error})
         return

@@ -1,4 +1,4 @@
-"""The facts folder's git history (`local-memory history`).
+"""The facts folder's git history (`local-memory history`) and its sync status.
 
 The one-time setup (`git-init`) is shared with the memory store's mirror and
 lives in `localmem.gitsetup`; the per-write commit and push is the detached
@@ -50,3 +50,28 @@ def history(path: str, topic: str | None = None) -> str:
     if not report:
         return f"No changes to {topic} recorded yet.\n" if topic else "No changes recorded yet.\n"
     return "\n".join(report) + "\n"
+
+
+class GitStatus:
+    """The facts folder's git remote, last commit, and the last sync's error (`.git-error`)."""
+
+    __slots__ = ("remote", "last_commit", "error")
+
+    def __init__(self, remote: str, last_commit: str, error: str | None) -> None:
+        self.remote = remote
+        self.last_commit = last_commit
+        self.error = error
+
+
+def status(path: str) -> GitStatus | None:
+    """None when the folder is not a git repository (`local-memory git-init` makes it one)."""
+    if not os.path.isdir(os.path.join(path, ".git")):
+        return None
+    remote = gitsync.git(path, "config", "--get", "remote.origin.url")[1].strip()
+    last = gitsync.git(path, "log", "-1", "--format=%cI %s")[1].strip()
+    error_file = os.path.join(path, gitsync.ERROR_FILE)
+    error = None
+    if os.path.exists(error_file):
+        with open(error_file, encoding="utf-8", errors="replace") as handle:
+            error = handle.read()
+    return GitStatus(remote, last, error)

@@ -1,4 +1,5 @@
-"""Curating single memories and reporting on the store: `forget`, `promote`, `stats`.
+"""Curating single memories and reporting on the store: `forget`, `promote`,
+`edit_keywords`, `stats`.
 
 `forget` removes a row with its index entries, its near-duplicate queue entries
 and the entities no other memory uses. It never breaks a supersede link
@@ -10,6 +11,7 @@ forget is refused, naming the rows to deal with first.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
@@ -20,13 +22,14 @@ from localmem.memory.model import (
     GLOBAL,
     ForgetResult,
     Kind,
+    Memory,
     PromoteResult,
     Stats,
     WorkspaceCount,
 )
 from localmem.memory.schema import read_snapshot, utc_text, write_transaction
 from localmem.memory.search import index, lookup, recall
-from localmem.memory.write import check_kind
+from localmem.memory.write import check_kind, normalize_keywords
 
 
 def forget(
@@ -105,6 +108,26 @@ def promote(
             else:
                 warning = _core_warning(conn, memory.workspace)
         return PromoteResult(memory, previous, warning)
+
+
+def edit_keywords(
+    conn: sqlite3.Connection, memory_id: int, now: datetime, keywords: Iterable[str] | str
+) -> Memory:
+    """Replace a memory's keywords (normalized as `add` does) and re-index it."""
+    words = normalize_keywords(keywords)
+    with write_transaction(conn):
+        memory = rows.fetch(conn, memory_id)
+        if words == memory.keywords:
+            return memory
+        when = utc_text(now)
+        ws_id = workspaces.workspace_id(conn, memory.workspace, when)
+        index.remove_terms(conn, memory.id, memory.content, memory.keywords, ws_id)
+        index.add_terms(conn, memory.id, memory.content, words, ws_id)
+        conn.execute(
+            "UPDATE memories SET keywords = ?, updated_at = ? WHERE id = ?",
+            ("\n".join(words), when, memory.id),
+        )
+        return rows.fetch(conn, memory.id)
 
 
 def stats(conn: sqlite3.Connection, path: Path) -> Stats:

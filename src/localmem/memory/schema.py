@@ -122,9 +122,19 @@ def _m2_tracking(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE memories ADD COLUMN last_recalled_at TEXT")
 
 
+def _m3_browse_indexes(conn: sqlite3.Connection) -> None:
+    # The web view lists memories newest first by created time, last recall or times
+    # recalled (`memory.browse`); an index per order keeps page 1 instant at 100k rows
+    # and lets a deep page walk the index instead of sorting the table.
+    conn.execute("CREATE INDEX memories_created ON memories(created_at)")
+    conn.execute("CREATE INDEX memories_last_recalled ON memories(last_recalled_at)")
+    conn.execute("CREATE INDEX memories_recalled_count ON memories(recalled_count)")
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], None]], ...] = (
     (1, "initial schema", _m1_initial),
     (2, "recall tracking columns", _m2_tracking),
+    (3, "indexes for browsing", _m3_browse_indexes),
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import TracebackType
 
 from localmem import paths
+from localmem.memory import browse as browsing
 from localmem.memory import manage, rows, schema, workspaces, write
 from localmem.memory.model import (
     AddResult,
@@ -162,6 +163,40 @@ class Store:
         if result.previous_kind != result.memory.kind:
             self.changed(f"promote {id}")
         return result
+
+    def edit_keywords(self, id: int, keywords: Iterable[str] | str) -> Memory:
+        """Replace a memory's keywords (normalized as `add` does); the index follows."""
+        before = rows.fetch(self._conn, id).keywords
+        memory = manage.edit_keywords(self._conn, id, self.now(), keywords)
+        if memory.keywords != before:
+            self.changed(f"keywords {id}")
+        return memory
+
+    def browse(
+        self,
+        *,
+        workspace: str | None = None,
+        kind: str | None = None,
+        sort: str = "created",
+        page: int = 1,
+        per_page: int = browsing.PER_PAGE,
+    ) -> browsing.BrowsePage:
+        """One page of memories, sorted; never counts as a recall (`memory.browse`)."""
+        return browsing.browse(
+            self._conn, workspace=workspace, kind=kind, sort=sort, page=page, per_page=per_page
+        )
+
+    def chain(self, id: int) -> browsing.Chain:
+        """What corrects memory `id` (nearest first) and what it corrects."""
+        return browsing.chain(self._conn, id)
+
+    def workspace_names(self) -> list[str]:
+        """Every workspace ever written to, by name."""
+        return browsing.workspace_names(self._conn)
+
+    def overview(self) -> browsing.Overview:
+        """The dashboard's figures: per week, by age, recalled or not, the largest."""
+        return browsing.overview(self._conn, self.now())
 
     def changed(self, what: str) -> None:
         """After a write that changed something: tell the after-write hook, if any

@@ -110,11 +110,11 @@ def _count(conn: sqlite3.Connection, where: str, args: tuple[object, ...]) -> in
 
 
 def _histogram(
-    conn: sqlite3.Connection, scope: str, args: tuple[str, ...]
+    conn: sqlite3.Connection, scope: str, args: tuple[str, ...], sample: int
 ) -> tuple[int, int, tuple[Bucket, ...]]:
     counts = [0] * BUCKETS
     traces = _select(
-        conn, f"{scope} AND kind = 'trace'", args, f"ORDER BY created_at DESC LIMIT {TRACE_SAMPLE}"
+        conn, f"{scope} AND kind = 'trace'", args, f"ORDER BY created_at DESC LIMIT {int(sample)}"
     )
     ws_ids = {str(n): int(i) for i, n in conn.execute("SELECT id, name FROM workspaces")}
     above = 0
@@ -135,7 +135,9 @@ def _histogram(
     return len(traces), above, buckets
 
 
-def _core(conn: sqlite3.Connection, workspace: str | None) -> tuple[CoreHealth, ...]:
+def core_health(conn: sqlite3.Connection, workspace: str | None) -> tuple[CoreHealth, ...]:
+    """Per workspace with core rows (or just `workspace` and global): the block's tokens
+    against the cap, rows pushed, rows the cap leaves out, superseded core rows."""
     names = [
         str(r[0])
         for r in conn.execute(
@@ -174,8 +176,16 @@ def _lesson_problem(memory: Memory) -> str:
     return "; ".join(problems)
 
 
-def audit(conn: sqlite3.Connection, path: str, workspace: str | None = None) -> AuditReport:
-    """The report, read in one snapshot (works on any connection; never writes)."""
+def audit(
+    conn: sqlite3.Connection,
+    path: str,
+    workspace: str | None = None,
+    trace_sample: int = TRACE_SAMPLE,
+) -> AuditReport:
+    """The report, read in one snapshot (works on any connection; never writes).
+
+    `trace_sample=0` leaves the trace histogram out (one index query per trace: the
+    costly section), for a summary that must stay fast at 100k memories."""
     scope, args = _scope(workspace)
     conn.execute("BEGIN")
     try:
@@ -227,10 +237,18 @@ def audit(conn: sqlite3.Connection, path: str, workspace: str | None = None) -> 
             superseded_rows.append(_item(memory, detail))
         lessons = [
             _item(m, problem)
-            for m in _select(conn, f"{scope} AND kind = 'lesson'", args, "ORDER BY id")
+            # Only a row with a line break or over the length can have a problem: SQL
+            # narrows, `_lesson_problem` decides (tens of thousands of lessons stay cheap).
+            for m in _select(
+                conn,
+                f"{scope} AND kind = 'lesson' AND (instr(content, char(10)) > 0 "
+                f"OR instr(content, char(13)) > 0 OR length(content) > {LESSON_MAX_CHARS})",
+                args,
+                "ORDER BY id",
+            )
             if (problem := _lesson_problem(m))
         ]
-        measured, above, histogram = _histogram(conn, scope, args)
+        measured, above, histogram = _histogram(conn, scope, args, trace_sample)
         return AuditReport(
             path=path,
             workspace=workspace,
@@ -240,7 +258,7 @@ def audit(conn: sqlite3.Connection, path: str, workspace: str | None = None) -> 
             queue=queue,
             promotion_total=_count(conn, promote_where, args),
             promotion=promotion,
-            core=_core(conn, workspace),
+            core=core_health(conn, workspace),
             never_recalled_total=sum(never_by_kind.values()),
             never_recalled_by_kind=never_by_kind,
             never_recalled=never_rows,

@@ -220,3 +220,23 @@ def last_error(folder: str) -> str | None:
 
     file = Path(folder) / gitsync.ERROR_FILE
     return file.read_text(encoding="utf-8", errors="replace") if file.exists() else None
+
+
+@dataclass(frozen=True)
+class MirrorStatus:
+    folder: str
+    remote: str
+    last_commit: str  # "<ISO time> <subject>", or "" before the first commit
+    error: str | None  # the last push's failure, when it failed
+
+
+def status(conn: sqlite3.Connection) -> MirrorStatus | None:
+    """The mirror's folder, remote, last commit and last push error; None when none is set up."""
+    from localmem import gitsync
+
+    folder = configured(conn)
+    if folder is None:
+        return None
+    remote = gitsync.git(folder, "config", "--get", "remote.origin.url")[1].strip()
+    last = gitsync.git(folder, "log", "-1", "--format=%cI %s")[1].strip()
+    return MirrorStatus(folder, remote, last, last_error(folder))

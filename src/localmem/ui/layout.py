@@ -1,0 +1,116 @@
+"""The parts every page shares: the shell, navigation, forms with the CSRF field, dates."""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from starlette.responses import HTMLResponse
+
+from localmem.memory.model import Memory
+from localmem.ui.html import Html, h, join, page_shell
+from localmem.ui.security import CSRF_FIELD, HEADERS, Guard
+
+
+@dataclass(frozen=True)
+class View:
+    """What every page needs to know about this run of `localmem ui`."""
+
+    guard: Guard
+    db: Path
+    facts: bool
+
+
+NAV = (
+    ("/", "Overview"),
+    ("/browse", "Browse"),
+    ("/search", "Search"),
+    ("/duplicates", "Duplicates"),
+    ("/audit", "Audit"),
+    ("/export", "Export"),
+)
+
+
+def page(
+    view: View,
+    title: str,
+    body: object,
+    *,
+    status: int = 200,
+    flash: str | None = None,
+    error: str | None = None,
+    query: str = "",
+    here: str = "",
+) -> HTMLResponse:
+    links = [*NAV, ("/facts", "Facts")] if view.facts else list(NAV)
+    nav = join(
+        h("a", {"href": href, "aria-current": "page" if href == here else None}, label)
+        for href, label in links
+    )
+    notes = []
+    if flash:
+        notes.append(h("p", {"class": "flash", "role": "status"}, flash))
+    if error:
+        notes.append(h("p", {"class": "error", "role": "alert"}, error))
+    document = page_shell(
+        title=title,
+        heading=title,
+        nav=nav,
+        query=query,
+        flash=join(notes),
+        body=join([body]),
+        footer=h("span", {}, f"database: {view.db}"),
+    )
+    return HTMLResponse(document, status_code=status, headers=HEADERS)
+
+
+def form(view: View, action: str, *fields: object, button: str, danger: bool = False) -> Html:
+    """A POST form that carries the per-start CSRF token."""
+    return h(
+        "form",
+        {"method": "post", "action": action, "class": "inline"},
+        h("input", {"type": "hidden", "name": CSRF_FIELD, "value": view.guard.csrf}),
+        *fields,
+        h("button", {"type": "submit", "class": "danger" if danger else None}, button),
+    )
+
+
+def when(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M") if moment else "never"
+
+
+def preview(text: str, width: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def memory_link(memory: Memory, text: str | None = None) -> Html:
+    return h("a", {"href": f"/memory/{memory.id}"}, text or f"#{memory.id}")
+
+
+def badge(text: str, kind: str = "") -> Html:
+    return h("span", {"class": f"badge {kind}".strip()}, text)
+
+
+def with_query(path: str, **params: object) -> str:
+    kept = {k: str(v) for k, v in params.items() if v not in (None, "")}
+    return path + ("?" + urllib.parse.urlencode(kept) if kept else "")
+
+
+def select(name: str, options: Sequence[tuple[str, str]], chosen: str | None, label: str) -> Html:
+    return h(
+        "label",
+        {},
+        label + " ",
+        h(
+            "select",
+            {"name": name},
+            [
+                h("option", {"value": v, "selected": v == (chosen or "")}, text)
+                for v, text in options
+            ],
+        ),
+    )

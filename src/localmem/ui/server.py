@@ -1,0 +1,78 @@
+"""`localmem ui`: check the database, bind the port, print the URL, serve until Ctrl-C.
+
+The database is opened once before anything listens, so a missing or unreadable
+one is one sentence and exit status 1, not a page of errors later. The port is
+bound here too (`--port 0` picks a free one): a port in use is one sentence.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+import webbrowser
+from pathlib import Path
+
+import localmem
+from localmem import paths
+from localmem.errors import LocalmemError
+
+DEFAULT_PORT = 8740
+
+
+def is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family)
+    except (OSError, OverflowError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise LocalmemError(
+            f"cannot listen on {host} port {port} ({reason}); pass another --port "
+            "(0 picks a free one) or stop what is using it."
+        ) from None
+
+
+def run_ui(host: str, port: int, *, open_browser: bool, facts: bool) -> None:
+    import anyio
+    import uvicorn
+
+    from localmem.ui.app import build_app
+    from localmem.ui.layout import View
+    from localmem.ui.security import Guard
+
+    db: Path = paths.memory_db()
+    with localmem.open(db, create=False):  # missing, unreadable or too new: one sentence
+        pass
+    sock = listen(host, port)
+    guard = Guard(host=host, port=sock.getsockname()[1])
+    if not is_loopback(host):
+        print(
+            f"localmem: warning: listening on {host}, which other machines can reach; "
+            "anyone holding the token can read, change and forget memories"
+            + (" and facts about you." if facts else "."),
+            file=sys.stderr,
+            flush=True,
+        )
+    app = build_app(View(guard=guard, db=db, facts=facts))
+    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="off")
+    url = guard.url()
+    print(f"localmem ui: {url}", flush=True)
+    print("Open that address in your browser; Ctrl-C stops the view.", file=sys.stderr, flush=True)
+    if open_browser:
+        webbrowser.open(url)
+    try:
+        anyio.run(uvicorn.Server(config).serve, [sock])
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
