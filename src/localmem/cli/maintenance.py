@@ -313,6 +313,7 @@ def _progress() -> Callable[[int, int], None] | None:
 
 
 def run_restore(path: str, as_json: bool) -> None:
+    from localmem.memory.payload import redacted_payload, redacted_text
     from localmem.memory.transfer.export import read_source
     from localmem.memory.transfer.restore import restore
 
@@ -322,12 +323,17 @@ def run_restore(path: str, as_json: bool) -> None:
     if as_json:
         payload = dataclasses.asdict(report)
         payload["warnings"] = list(report.warnings)
+        del payload["redacted"]
+        if report.redacted:
+            payload["redacted"] = redacted_payload(report.redacted)
         _echo_json(payload)
         return
     click.echo(
         f"restored {report.total} memories from {path} ({report.source}): {report.added} added, "
         f"{report.merged} merged, {report.unchanged} already there"
     )
+    if report.redacted:
+        click.echo(redacted_text(report.redacted))
     if report.links or report.links_kept or report.links_skipped:
         click.echo(
             f"supersede links: {report.links} set, {report.links_kept} kept as they were, "

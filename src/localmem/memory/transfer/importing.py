@@ -23,7 +23,7 @@ from pathlib import Path
 
 from localmem.agents.instructions import split_front_matter
 from localmem.errors import InvalidInput, NotFound
-from localmem.memory import workspaces
+from localmem.memory import workspaces, write
 from localmem.memory.model import GLOBAL
 from localmem.memory.search import tokens
 from localmem.memory.store import Store
@@ -55,6 +55,7 @@ class FileImport:
     merged: int  # the same text was already stored (another file or kind): seen count raised
     unchanged: int  # already imported from this file: skipped
     first: str | None = None  # the first piece's text (init's self-check recalls it)
+    redacted: tuple[str, ...] = ()  # one kind per credential masked (or to mask, dry run)
 
 
 @dataclass(frozen=True)
@@ -225,14 +226,19 @@ def import_files(
         ws = workspace or file_workspace(path, store, register=not dry_run)
         source = str(path)
         added = merged = unchanged = 0
+        redacted: list[str] = []
         for piece in pieces:
-            if store is not None and _already_imported(store, ws, source, piece.content):
+            # Masked as `add` would store it, so an unchanged file still matches what it left.
+            content, _, kinds = write.redact(piece.content)
+            if store is not None and _already_imported(store, ws, source, content):
                 unchanged += 1
             elif dry_run:
                 added += 1
+                redacted.extend(kinds)
             else:
                 assert store is not None
-                result = store.add(piece.content, workspace=ws, kind=KIND, source=source)
+                result = store.add(content, workspace=ws, kind=KIND, source=source)
+                redacted.extend(kinds)
                 if result.status == "added":
                     added += 1
                 else:
@@ -240,6 +246,8 @@ def import_files(
             done += 1
             if progress is not None:
                 progress(done, total)
-        first = pieces[0].content if pieces else None
-        reports.append(FileImport(path, ws, len(pieces), added, merged, unchanged, first))
+        first = write.redact(pieces[0].content)[0] if pieces else None
+        reports.append(
+            FileImport(path, ws, len(pieces), added, merged, unchanged, first, tuple(redacted))
+        )
     return ImportReport(tuple(reports), dry_run)
