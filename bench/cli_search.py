@@ -84,7 +84,11 @@ def main() -> None:
     shown = subprocess.run(
         commands["hook: search --context -k 3"], env=env, cwd=repo, capture_output=True, text=True
     ).stdout.splitlines()
-    if not (0 < len(shown) <= 3 and all(line.startswith("- (repo1) ") for line in shown)):
+    # The folder's workspace and the shared global tier, nothing else; three lines at most.
+    if not (
+        0 < len(shown) <= 3
+        and all(line.startswith(("- (repo1) ", "- (global) ")) for line in shown)
+    ):
         raise SystemExit(f"the hook's call did not answer from the folder's workspace: {shown}")
     samples: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(args.runs):

@@ -13,7 +13,6 @@ from localmem.errors import StoreUnavailable
 from localmem.memory import schema
 from localmem.memory.search import tokens
 
-
 FIXTURES = Path(__file__).parent / "fixtures"
 # Made by the first release's own code (commit ae64a96), never by today's: see
 # fixtures/make_release_fixtures.py and decision 110.
