@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 SERVICES = [
     "auth service",
@@ -239,3 +240,34 @@ def queries(count: int, seed: int = 11) -> list[tuple[str, str]]:
             )
         out.append((text, f"repo{rng.randint(0, 7)}"))
     return out
+
+
+def distinct_queries(count: int, seed: int = 11) -> list[tuple[str, str]]:
+    """`count` queries with distinct texts (in `queries()` order), so a bench that asks each
+    once per pass times `count` different searches, never a cached repeat."""
+    seen: dict[str, str] = {}
+    for text, workspace in queries(count * 400, seed):
+        seen.setdefault(text, workspace)
+        if len(seen) == count:
+            return list(seen.items())
+    raise SystemExit(f"the corpus has only {len(seen)} distinct queries; ask for fewer")
+
+
+def first_search(path: Path, asked: list[tuple[str, str]]) -> tuple[list[float], list[float]]:
+    """What a short-lived process pays: for each query, open the store, time that first
+    search, close. Returns (open seconds, first-search seconds), one per query."""
+    import time
+
+    import localmem
+
+    opens: list[float] = []
+    firsts: list[float] = []
+    for text, workspace in asked:
+        started = time.perf_counter()
+        store = localmem.open(path, create=False)
+        opened = time.perf_counter()
+        store.search(text, workspace=workspace, k=5, track=False)
+        firsts.append(time.perf_counter() - opened)
+        opens.append(opened - started)
+        store.close()
+    return opens, firsts

@@ -313,3 +313,22 @@ def test_context_after_double_dash_is_the_query(run) -> None:  # type: ignore[no
     run("add", "--", "--context is a flag of search")
     code, out, _ = run("search", "--", "--context")
     assert code == 0 and out.startswith("1. [1] (billing, note)")
+
+
+def test_add_masks_credentials_and_says_so(run) -> None:  # type: ignore[no-untyped-def]
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" + "k1L2m3N4o5P6q7R8"
+    code, out, err = run("add", f"CI token was {token}; password=hunter22", "--json")
+    assert code == 0 and err == "", err
+    answer = json.loads(out)
+    assert answer["status"] == "added"
+    assert answer["redacted"] == {"count": 2, "kinds": ["github-token", "password"]}
+    code, out, err = run("add", "-", "-K", token, stdin=f"again {token} in a log\n")
+    assert code == 0
+    assert out.splitlines()[1] == (
+        "masked 2 credentials before storing (github-token); the secret itself was not kept"
+    )
+    code, out, _ = run("add", "Nothing secret in this one", "--json")
+    assert "redacted" not in json.loads(out)
+    code, out, _ = run("search", "CI token password", "--json")
+    (hit,) = [r for r in json.loads(out)["results"] if r["id"] == answer["id"]]
+    assert hit["content"] == "CI token was [redacted: github-token]; password=[redacted: password]"

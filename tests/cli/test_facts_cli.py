@@ -184,13 +184,28 @@ def test_closed_pipe_is_not_a_traceback(folder: Path, env: dict[str, str]) -> No
     assert b"Traceback" not in pipe.stderr
 
 
+def test_a_fact_holding_a_credential_is_refused(folder: Path, env: dict[str, str]) -> None:
+    token = "sk-ant-" + "api03-Xy7Zq2Wv9Ut4Sr1Qp6On3Ml8"
+    refused = lm(env, "remember", "work", f"my Anthropic key is {token}")
+    assert (refused.returncode, refused.stdout) == (1, b"")
+    assert refused.stderr.decode() == (
+        "local-memory: the fact holds a credential (anthropic-key); a secret is not a fact "
+        "about the user and was not saved: keep it in a password manager instead.\n"
+    )
+    assert not (folder / "work.md").exists()
+    # A fact that only talks about one is fine.
+    saved = lm(env, "remember", "work", "keeps API keys in a password manager")
+    assert saved.returncode == 0
+
+
 def test_command_imports_only_the_standard_library(folder: Path, env: dict[str, str]) -> None:
     probe = (
         "import sys; from localmem.cli import facts; sys.argv = ['local-memory', 'prompt'];"
         "facts.main(); import json;"
         "mods = [m for m in sys.modules if m.split('.')[0] in ('click', 'mcp', 'pathlib')"
         " or m.startswith(('localmem.memory', 'localmem.mcp', 'localmem.chat', 'urllib',"
-        " 'localmem.endpoint', 'localmem.cli.trial', 'localmem.facts.trial'))];"
+        " 'localmem.endpoint', 'localmem.cli.trial', 'localmem.facts.trial',"
+        " 'localmem.credentials'))];"
         "sys.stderr.write(json.dumps(mods))"
     )
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, timeout=60)

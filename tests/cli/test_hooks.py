@@ -102,6 +102,14 @@ def test_long_novel_summary_stored_once_restatement_skipped(
     assert traces() == [SUMMARY]
 
 
+def test_captured_summary_has_its_credentials_masked(repo: Path, hook_env: dict[str, str]) -> None:
+    token = "xoxb-" + "2409137-8843-AbCdEf12GhIj"
+    summary = f"{SUMMARY} The Slack alert now posts with the bot token {token} from the vault."
+    done = run_hook(CAPTURE, stop(summary, repo), hook_env, repo)
+    assert done.returncode == 0, done.stderr
+    assert traces() == [summary.replace(token, "[redacted: slack-token]")]
+
+
 def test_session_end_reads_the_transcript(repo: Path, hook_env: dict[str, str]) -> None:
     transcript = repo / "session.jsonl"
     lines = [
@@ -156,9 +164,20 @@ def test_matching_prompt_gets_a_context_line(repo: Path, hook_env: dict[str, str
 
 
 def test_prompt_that_looks_like_an_option(repo: Path, hook_env: dict[str, str]) -> None:
+    # Five matching memories in the repository's workspace and one in another: were the
+    # prompt read as `--all -k 99`, the other workspace and more than three lines would
+    # show; were it refused as an unknown option, nothing would.
+    with localmem.open() as store:
+        ws = store.resolve_workspace(None, repo, for_write=True)
+        for n in range(5):
+            store.add(f"Shell quotes rule {n}: wrap NEAR quotes in single quotes", workspace=ws)
+        store.add("Shell quotes in the other project: NEAR quotes", workspace="elsewhere")
     payload = {"cwd": str(repo), "prompt": "--all -k 99 'quotes' (NEAR) *"}
     done = run_hook(RECALL, payload, hook_env, repo)
     assert done.returncode == 0 and done.stderr == ""
+    lines = done.stdout.splitlines()
+    assert len(lines) == 3, done.stdout
+    assert all(re.fullmatch(r"- \(uploader\) Shell quotes rule \d: .*", line) for line in lines)
 
 
 @pytest.mark.parametrize("hook", [CAPTURE, RECALL], ids=["capture", "auto-recall"])

@@ -96,10 +96,62 @@ def test_each_write_commits_and_pushes_command_and_topic(
     diff = git("--git-dir", str(remote), "show", "HEAD~1")
     assert "+- " in diff and "likes puzzles" in diff
     assert not (folder / ".git-error").exists()
-    # An answer that changed nothing starts no commit.
-    assert lm(env, "forget", "games", "chess").returncode == 0
-    assert lm(env, "recall", "games").returncode == 0
-    assert remote_subjects(remote) == ["forget games", "remember games", "git-init"]
+
+
+def _workers(folder: Path) -> list[str]:
+    """Live git workers (or their launcher) for `folder`, by their command lines."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue  # gone meanwhile, or not a process
+        if b"localmem.gitsync" in argv and str(folder).encode() in argv:
+            found.append(" ".join(a.decode(errors="replace") for a in argv))
+    return found
+
+
+def test_an_answer_that_changed_nothing_starts_no_worker(
+    folder: Path, remote: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """Every worker runs git, and a worker is a live process until it has: a `git` first
+    on PATH that logs which worker called it, plus a look at the live processes, sees
+    any worker an answer started, however quickly or slowly it runs."""
+    assert lm(env, "git-init", str(remote)).returncode == 0
+    assert lm(env, "remember", "games", "likes puzzles").returncode == 0
+    assert lm(env, "remember", "games", "likes puzzle boxes").returncode == 0
+    wait_for(lambda: len(remote_subjects(remote)) == 3, "the two remember commits")
+    wait_for(lambda: not _workers(folder), "the workers to exit")
+    calls = tmp_path / "git-calls.log"
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    real_git = subprocess.run(["which", "git"], capture_output=True, text=True).stdout.strip()
+    (shim / "git").write_text(
+        "#!/bin/sh\n"
+        f'tr "\\0" " " < /proc/$PPID/cmdline >> "{calls}"; echo >> "{calls}"\n'
+        f'exec "{real_git}" "$@"\n'
+    )
+    (shim / "git").chmod(0o755)
+    env["PATH"] = f"{shim}:{env['PATH']}"
+
+    for answer in (
+        ("forget", "games", "chess"),  # nothing matches
+        ("forget", "games", "puzzle"),  # several match
+        ("forget", "food", "pasta"),  # no such topic
+        ("remember", "games", "likes   puzzles"),  # already remembered
+        ("recall", "games"),
+        ("topics",),
+        ("prompt",),
+    ):
+        assert lm(env, *answer).returncode == 0, answer
+        assert _workers(folder) == [], f"{answer} started a git worker"
+    assert not calls.exists(), calls.read_text()
+    assert remote_subjects(remote)[0] == "remember games"
+
+    # The same watch sees a worker that is needed (so it would see an unneeded one).
+    assert lm(env, "forget", "games", "boxes").returncode == 0
+    wait_for(lambda: calls.exists() and "forget games" in calls.read_text(), "the shim's log")
+    wait_for(lambda: remote_subjects(remote)[0] == "forget games", "the forget commit")
 
 
 def test_failed_push_keeps_the_fact_writes_git_error_and_recovers(

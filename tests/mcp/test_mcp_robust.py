@@ -78,9 +78,11 @@ def test_unknown_method_and_huge_requests(env: dict[str, str], tmp_path: Path) -
         "tools/call",
         {"name": "memory_add", "arguments": {"content": "NUL \x00 inside", "keywords": ["\x00"]}},
     )
-    assert "result" in nul
-    if nul["result"].get("isError"):
-        assert_one_sentence(nul["result"]["content"][0]["text"])
+    # A NUL byte is refused (SQLite text would be cut there), with the write path's sentence.
+    assert nul["result"]["isError"] is True
+    text = nul["result"]["content"][0]["text"]
+    assert text == "The memory text contains a NUL byte; remove it and try again."
+    assert_one_sentence(text)
 
     ok = server.request(
         7, "tools/call", {"name": "memory_add", "arguments": {"content": "next valid request"}}

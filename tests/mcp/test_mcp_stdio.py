@@ -256,3 +256,27 @@ def test_an_agent_cannot_supersede_a_core_memory(env: dict[str, str], project: P
             assert recall["core_memory"] == f"- {rule}"
 
     anyio.run(main)
+
+
+def test_memory_add_masks_credentials_and_says_so(env: dict[str, str], project: Path) -> None:
+    key = "AKIA" + "Z7Q2LMNOPRST4UVW"
+    jwt = "eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N"
+
+    async def main() -> None:
+        async with stdio_session(env, project) as client:
+            error, added = await call(
+                client,
+                "memory_add",
+                {"content": f"The deploy role uses {key}; sessions carry {jwt}", "keywords": [key]},
+            )
+            assert not error
+            assert added["redacted"] == {"count": 3, "kinds": ["aws-access-key", "jwt"]}
+            _, found = await call(client, "memory_recall", {"query": "deploy role sessions"})
+            (hit,) = found["results"]
+            assert hit["content"] == (
+                "The deploy role uses [redacted: aws-access-key]; sessions carry [redacted: jwt]"
+            )
+            error, plain = await call(client, "memory_add", {"content": "deploys go blue/green"})
+            assert set(plain) == {"status", "id", "seen_count"}
+
+    anyio.run(main)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -9,48 +10,21 @@ import pytest
 
 import localmem
 from localmem.errors import StoreUnavailable
-from localmem.memory import rows, schema
+from localmem.memory import schema
 from localmem.memory.search import tokens
 
+FIXTURES = Path(__file__).parent / "fixtures"
+# Made by the first release's own code (commit ae64a96), never by today's: see
+# fixtures/make_release_fixtures.py and decision 110.
+VERSION_1 = FIXTURES / "schema-v1.db"  # migration 1 only, six rows
+RELEASE_1 = FIXTURES / "release-1.db"  # what that release's `localmem.open()` left: schema 2
 
-def make_version_1(path: Path) -> None:
-    """A database exactly as the first release wrote it (migration 1 only), with rows."""
-    conn = sqlite3.connect(path, isolation_level=None)
-    schema.migrate(conn, target=1)
-    rows = [
-        ("First note about kafka offsets", "api", "note", "kafka\noffsets", None),
-        ("A lesson: pool exhausted, cause leak, fix close()", "api", "lesson", "", None),
-        ("Global core rule", "global", "core", "", None),
-    ]
-    conn.execute("BEGIN")
-    conn.execute(
-        "INSERT INTO workspaces(name, root, created_at) VALUES ('api', NULL, 'x'), "
-        "('global', NULL, 'x')"
-    )
-    for i, (content, ws, kind, keywords, sup) in enumerate(rows, 1):
-        conn.execute(
-            "INSERT INTO memories(id, content, dup_hash, workspace, kind, keywords, terms, "
-            "superseded_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                i,
-                content,
-                tokens.duplicate_hash(content),
-                ws,
-                kind,
-                keywords,
-                " ".join(tokens.meaningful(content)),
-                sup,
-                "2026-01-01T00:00:00.000000Z",
-                "2026-01-01T00:00:00.000000Z",
-            ),
-        )
-        ws_id = conn.execute("SELECT id FROM workspaces WHERE name = ?", (ws,)).fetchone()[0]
-        from localmem.memory.search import index
 
-        index.add_terms(conn, i, content, keywords.split("\n") if keywords else [], ws_id)
-    conn.execute("UPDATE memories SET superseded_by = 2 WHERE id = 1")
-    conn.execute("COMMIT")
-    conn.close()
+def released(tmp_path: Path, fixture: Path) -> Path:
+    """A copy of a released database file to migrate (the committed file never changes)."""
+    path = tmp_path / fixture.name
+    shutil.copyfile(fixture, path)
+    return path
 
 
 def test_fresh_database_is_at_latest(tmp_path: Path) -> None:
@@ -61,62 +35,86 @@ def test_fresh_database_is_at_latest(tmp_path: Path) -> None:
         assert [v for v, _ in steps] == [n for n, _, _ in schema.MIGRATIONS]
 
 
-def test_upgrade_from_version_1_keeps_every_row(tmp_path: Path) -> None:
-    path = tmp_path / "old.db"
-    make_version_1(path)
+@pytest.mark.parametrize("fixture", [VERSION_1, RELEASE_1], ids=["schema-1", "release-1"])
+def test_upgrade_from_a_released_file_keeps_every_row(tmp_path: Path, fixture: Path) -> None:
+    path = released(tmp_path, fixture)
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+    old_version = conn.execute("PRAGMA user_version").fetchone()[0]
+    assert old_version == (1 if fixture == VERSION_1 else 2)
     columns = {row[1] for row in conn.execute("PRAGMA table_info(memories)")}
-    assert "recalled_count" not in columns
-    before = conn.execute("SELECT id, content, workspace, kind, keywords FROM memories").fetchall()
+    assert "terms" not in columns  # that release had no stored terms and no term_df
+    assert ("recalled_count" in columns) == (old_version == 2)
+    tokenizer = conn.execute("SELECT value FROM meta WHERE key = 'tokenizer_version'")
+    assert tokenizer.fetchone()[0] == "1"
+    before = conn.execute(
+        "SELECT id, content, workspace, kind, keywords, superseded_by, created_at FROM memories"
+    ).fetchall()
     conn.close()
+    assert len(before) == 6
 
     with localmem.open(path, create=False) as store:
         conn = store.connection
         assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.LATEST
         after = conn.execute(
-            "SELECT id, content, workspace, kind, keywords FROM memories"
+            "SELECT id, content, workspace, kind, keywords, superseded_by, created_at FROM memories"
         ).fetchall()
         assert after == before
-        assert [v for (v,) in conn.execute("SELECT version FROM schema_migrations")] == [
-            n for n, _, _ in schema.MIGRATIONS
-        ]
+        applied = [v for (v,) in conn.execute("SELECT version FROM schema_migrations")]
+        assert applied == list(range(1, schema.LATEST + 1))
+        version = conn.execute("SELECT value FROM meta WHERE key = 'tokenizer_version'")
+        assert version.fetchone()[0] == str(tokens.TOKENIZER_VERSION)
         first = store.get(1)
-        assert first.recalled_count == 0 and first.last_recalled_at is None
-        assert first.superseded_by == 2 and first.keywords == ("kafka", "offsets")
-        # The upgraded store works: search, tracking, new writes.
+        assert first.keywords == ("kafka", "offsets")
+        # The upgraded store works: search, supersede links, core, tracking, new writes.
         recall = store.search("kafka offsets", workspace="api")
         assert [h.memory.id for h in recall.hits] == [1]
-        assert recall.hits[0].neighbors[0].memory.id == 2
         assert [m.id for m in recall.core] == [3]
-        assert store.get(1).recalled_count == 1
-        assert store.add("new after upgrade", workspace="api").id == 4
+        deploy = store.search("deploy staging", workspace="api")
+        assert [h.memory.id for h in deploy.hits][:2] == [5, 4]  # the correction first
+        assert store.search("tiếng Việt", workspace="web").hits[0].memory.id == 6
+        assert store.get(1).recalled_count == first.recalled_count + 1
+        assert store.add("new after upgrade", workspace="api").id == 7
+        again = store.add("First note about kafka offsets", workspace="api")
+        assert (again.status, again.id) == ("duplicate_merged", 1)
+        # Derived data as a fresh build of today's code would have it.
+        df = dict(conn.execute("SELECT term, df FROM term_df").fetchall())
+        stored = conn.execute("SELECT terms FROM memories WHERE id = 1").fetchone()[0]
+    assert df["kafka"] == 1 and df["deploy"] == 2
+    assert stored.split() == tokens.meaningful("First note about kafka offsets")
+    with localmem.open(tmp_path / "fresh.db") as fresh:
+        conn = fresh.connection
+        shape = "SELECT type, name, sql FROM sqlite_master WHERE name != 'schema_migrations'"
+        fresh_schema = sorted(conn.execute(shape).fetchall())
+    with localmem.open(path, create=False) as store:
+        assert sorted(store.connection.execute(shape).fetchall()) == fresh_schema
+
+
+def test_released_migration_steps_never_change() -> None:
+    """Step 1 writes what it wrote when released: the shape and the tokenizer of then."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    schema.migrate(conn, target=1)
+    released_file = sqlite3.connect(VERSION_1)
+    shape = "SELECT type, name, sql FROM sqlite_master WHERE name != 'schema_migrations'"
+    assert sorted(conn.execute(shape).fetchall()) == sorted(released_file.execute(shape).fetchall())
+    tokenizer = "SELECT value FROM meta WHERE key = 'tokenizer_version'"
+    assert conn.execute(tokenizer).fetchone() == ("1",)
+    released_file.close()
 
 
 def test_upgrade_is_idempotent_across_opens(tmp_path: Path) -> None:
-    path = tmp_path / "old.db"
-    make_version_1(path)
+    path = released(tmp_path, RELEASE_1)
     for _ in range(2):
         with localmem.open(path, create=False) as store:
-            assert store.stats().total == 3
+            assert store.stats().total == 6
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == len(
-        schema.MIGRATIONS
-    )
+    assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == schema.LATEST
 
 
-def test_upgrade_from_version_2_adds_the_browse_indexes(tmp_path: Path) -> None:
-    path = tmp_path / "v2.db"
-    make_version_1(path)
-    conn = sqlite3.connect(path, isolation_level=None)
-    assert schema.migrate(conn, target=2) == 2
-    before = conn.execute(f"SELECT {rows.COLUMNS} FROM memories ORDER BY id").fetchall()
-    conn.close()
-
+def test_upgrade_from_the_first_release_adds_the_browse_indexes(tmp_path: Path) -> None:
+    path = released(tmp_path, RELEASE_1)
     with localmem.open(path, create=False) as store:
         conn = store.connection
         assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.LATEST
-        assert conn.execute(f"SELECT {rows.COLUMNS} FROM memories ORDER BY id").fetchall() == before
         indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
         assert {"memories_created", "memories_last_recalled", "memories_recalled_count"} <= indexes
         plan = " ".join(

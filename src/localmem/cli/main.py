@@ -349,6 +349,19 @@ def audit(workspace: str | None, as_json: bool) -> None:
 
 
 @cli.command()
+@click.option("--dry-run", is_flag=True, help="List what would be masked; change nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def redact(dry_run: bool, as_json: bool) -> None:
+    """Mask credentials already stored as [redacted: KIND], in one transaction.
+
+    Every write masks them since this version; `audit` lists rows written before.
+    """
+    from localmem.cli.maintenance import run_redact
+
+    run_redact(dry_run, as_json)
+
+
+@cli.command()
 @click.option(
     "--prune-traces",
     "prune_days",

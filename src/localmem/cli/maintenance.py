@@ -1,4 +1,4 @@
-"""The maintenance commands: `audit`, `gc`, `dedupe`, `export`, `restore`, `mirror`.
+"""The maintenance commands: `audit`, `redact`, `gc`, `dedupe`, `export`, `restore`, `mirror`.
 
 `cli.py` declares the options; these functions call one domain function in
 `localmem.memory` (audit, gc, dedupe, transfer, restore, mirror) and print its
@@ -105,6 +105,79 @@ def run_audit(workspace: str | None, as_json: bool) -> None:
         mark = f"  <- capture gate {report.gate}" if bucket.gate else ""
         click.echo(f"  {bucket.low:.2f}-{bucket.high:.2f} {bucket.count:>6} {bar}{mark}")
     click.echo(f"  at or above the gate (would be skipped now): {report.traces_at_or_above_gate}")
+    click.echo(
+        f"\nholding a credential (mask with `localmem redact`; the text is not shown): "
+        f"{report.secrets_total}"
+    )
+    for found in report.secrets:
+        click.echo(f"  [{found.id}] ({found.workspace}, {found.kind}) {_kinds(found.kinds)}")
+    if report.secrets_total > len(report.secrets):
+        click.echo(f"  ... and {report.secrets_total - len(report.secrets)} more")
+
+
+def _kinds(kinds: tuple[str, ...]) -> str:
+    """`github-token x2, password`: each kind once, with how often it occurs."""
+    counts: dict[str, int] = {}
+    for kind in kinds:
+        counts[kind] = counts.get(kind, 0) + 1
+    return ", ".join(k if n == 1 else f"{k} x{n}" for k, n in counts.items())
+
+
+# ---- redact ------------------------------------------------------------------------
+
+
+def run_redact(dry_run: bool, as_json: bool) -> None:
+    from localmem.errors import StoreUnavailable
+    from localmem.memory.maintenance.redact import redact
+    from localmem.memory.payload import redacted_payload
+
+    try:
+        store = localmem.open(create=False)
+    except StoreUnavailable as error:
+        if not paths.memory_db().exists():  # nothing stored, so nothing to mask
+            if as_json:
+                _echo_json({"dry_run": dry_run, "count": 0, "memories": [], "message": str(error)})
+            else:
+                click.echo(str(error))
+            return
+        raise
+    with store:
+        report = redact(store, dry_run=dry_run)
+    if as_json:
+        payload: dict[str, Any] = {
+            "dry_run": report.dry_run,
+            "count": len(report.memories),
+            "memories": [
+                {
+                    "id": found.id,
+                    "workspace": found.workspace,
+                    "kind": found.kind,
+                    "redacted": redacted_payload(found.kinds),
+                }
+                for found in report.memories
+            ],
+        }
+        if report.kinds:
+            payload["redacted"] = redacted_payload(report.kinds)
+        _echo_json(payload)
+        return
+    if not report.memories:
+        click.echo("no stored memory holds a credential; nothing to mask")
+        return
+    verb = "would mask" if dry_run else "masked"
+    click.echo(
+        f"{verb} {len(report.kinds)} credential(s) in {len(report.memories)} memories "
+        "(the text is not shown):"
+    )
+    for found in report.memories:
+        click.echo(f"  [{found.id}] ({found.workspace}, {found.kind}) {_kinds(found.kinds)}")
+    if dry_run:
+        click.echo("Dry run: nothing was changed; run `localmem redact` to mask them.")
+    else:
+        click.echo(
+            "Older exports and the git mirror's history may still hold them: rotate those "
+            "credentials."
+        )
 
 
 # ---- gc ----------------------------------------------------------------------------
@@ -322,6 +395,7 @@ def _progress() -> Callable[[int, int], None] | None:
 
 
 def run_restore(path: str, as_json: bool) -> None:
+    from localmem.memory.payload import redacted_payload, redacted_text
     from localmem.memory.transfer.export import read_source
     from localmem.memory.transfer.restore import restore
 
@@ -331,12 +405,17 @@ def run_restore(path: str, as_json: bool) -> None:
     if as_json:
         payload = dataclasses.asdict(report)
         payload["warnings"] = list(report.warnings)
+        del payload["redacted"]
+        if report.redacted:
+            payload["redacted"] = redacted_payload(report.redacted)
         _echo_json(payload)
         return
     click.echo(
         f"restored {report.total} memories from {path} ({report.source}): {report.added} added, "
         f"{report.merged} merged, {report.unchanged} already there"
     )
+    if report.redacted:
+        click.echo(redacted_text(report.redacted))
     if report.links or report.links_kept or report.links_skipped:
         click.echo(
             f"supersede links: {report.links} set, {report.links_kept} kept as they were, "

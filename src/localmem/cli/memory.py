@@ -92,6 +92,10 @@ def add_dict(result: AddResult) -> dict[str, Any]:
     }
     if result.queued_near_duplicate_of:
         payload["near_duplicate_of"] = list(result.queued_near_duplicate_of)
+    if result.redacted:
+        from localmem.memory.payload import redacted_payload
+
+        payload["redacted"] = redacted_payload(result.redacted)
     if result.status == "skipped":
         payload["similar_to"] = result.similar_to
         payload["overlap"] = result.overlap
@@ -148,6 +152,10 @@ def run_add(
             f"skipped: restates memory {result.similar_to} (overlap {result.overlap}); "
             "nothing stored"
         )
+    if result.redacted:
+        from localmem.memory.payload import redacted_text
+
+        click.echo(redacted_text(result.redacted))
     for other in result.queued_near_duplicate_of:
         click.echo(f"near duplicate of memory {other}: queued for review (`localmem dedupe`)")
 

@@ -77,6 +77,8 @@ def run_import(
 
 
 def _import_json(report: ImportReport) -> dict[str, object]:
+    from localmem.memory.payload import redacted_payload
+
     return {
         "dry_run": report.dry_run,
         "files": [
@@ -87,6 +89,7 @@ def _import_json(report: ImportReport) -> dict[str, object]:
                 "added": f.added,
                 "merged": f.merged,
                 "unchanged": f.unchanged,
+                **({"redacted": redacted_payload(f.redacted)} if f.redacted else {}),
             }
             for f in report.files
         ],
@@ -102,6 +105,10 @@ def _echo_import(report: ImportReport) -> None:
             parts.append(f"{f.merged} already stored elsewhere (seen count raised)")
         if f.unchanged:
             parts.append(f"{f.unchanged} unchanged since the last import")
+        if f.redacted:
+            from localmem.memory.payload import redacted_text
+
+            parts.append(redacted_text(f.redacted))
         click.echo(f"{f.path} -> workspace {f.workspace}: {', '.join(parts)}")
     if report.dry_run:
         click.echo("Dry run: nothing was written.")

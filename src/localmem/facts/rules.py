@@ -2,7 +2,8 @@
 
 - `check_topic()`: the slug rule, the trust boundary between a model and the disk.
 - `fold()`: a fact or a forget text folded to one line.
-- `check_fact()`: a fact that may be stored (not empty, not over the limit, plain text).
+- `check_fact()`: a fact that may be stored (not empty, not over the limit, plain
+  text, no credential: a secret is not a fact about the user).
 - `format_line()` / `parse_line()`: `- YYYY-MM-DD: <fact>`.
 
 Standard library only, and nothing beyond builtins: `local-memory prompt` loads
@@ -75,6 +76,15 @@ def check_fact(fact: str) -> str:
         raise InvalidInput(
             f"the fact is {len(folded):,} characters, over the limit of {FACT_MAX:,}; "
             "a fact is one short sentence, so save the essential part."
+        )
+    # Imported here, not above: only `remember` pays for the rule table, never `prompt`.
+    from localmem import credentials
+
+    found = credentials.kinds(folded)
+    if found:
+        raise InvalidInput(
+            f"the fact holds a credential ({', '.join(found)}); a secret is not a fact about "
+            "the user and was not saved: keep it in a password manager instead."
         )
     return folded
 

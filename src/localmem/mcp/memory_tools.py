@@ -95,7 +95,8 @@ class MemoryTools:
         return recall_payload(recall)
 
     def add(self, args: dict[str, Any]) -> dict[str, Any]:
-        """`memory_add(content, ...)` -> `{"status", "id", "seen_count"}`."""
+        """`memory_add(content, ...)` -> `{"status", "id", "seen_count"}`, plus `redacted`
+        (`{"count", "kinds"}`) when credentials were masked before storing."""
         refuse_add(args)
         kind = args.get("kind", "note")
         store = self._open()
@@ -118,7 +119,16 @@ class MemoryTools:
             source=args.get("source") or None,
             supersedes=supersedes,
         )
-        return {"status": result.status, "id": result.id, "seen_count": result.seen_count}
+        answer: dict[str, Any] = {
+            "status": result.status,
+            "id": result.id,
+            "seen_count": result.seen_count,
+        }
+        if result.redacted:
+            from localmem.memory.payload import redacted_payload
+
+            answer["redacted"] = redacted_payload(result.redacted)
+        return answer
 
     def close(self) -> None:
         if self._reader is not None:

@@ -57,6 +57,9 @@ class AddResult:
     queued_near_duplicate_of: tuple[int, ...] = ()  # put in the review queue, never merged
     similar_to: int | None = None
     overlap: float | None = None
+    # Credentials masked as `[redacted: KIND]` before storing: one kind per masked span
+    # (content and keywords); empty for `skipped`, which stores nothing.
+    redacted: tuple[str, ...] = ()
 
 
 Relation = Literal["superseded_by", "supersedes", "related"]

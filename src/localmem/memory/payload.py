@@ -19,6 +19,20 @@ def rfc3339(moment: datetime) -> str:
     return utc.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+def redacted_payload(kinds: tuple[str, ...]) -> dict[str, Any]:
+    """`{"count": N, "kinds": [...]}`: how many credentials a write masked, and which kinds
+    (each once, in order of appearance). `add --json`, `memory_add`, `import` and
+    `restore` answer with it under the key `redacted` whenever N > 0."""
+    return {"count": len(kinds), "kinds": list(dict.fromkeys(kinds))}
+
+
+def redacted_text(kinds: tuple[str, ...]) -> str:
+    """The same, as the sentence a person reads."""
+    names = ", ".join(dict.fromkeys(kinds))
+    noun = "credential" if len(kinds) == 1 else "credentials"
+    return f"masked {len(kinds)} {noun} before storing ({names}); the secret itself was not kept"
+
+
 def memory_payload(memory: Memory) -> dict[str, Any]:
     """The fields of a memory an agent or script needs to use and cite it."""
     return {

@@ -43,6 +43,9 @@ def _run_script(conn: sqlite3.Connection, script: str) -> None:
 
 
 def _m1_initial(conn: sqlite3.Connection) -> None:
+    # As released (commit ae64a96): the derived-data columns and tables that came
+    # later are added by step 3, never here, so a released file and a new one
+    # take the same road (tests/memory/fixtures/ holds files that release wrote).
     _run_script(
         conn,
         """
@@ -53,7 +56,6 @@ def _m1_initial(conn: sqlite3.Connection) -> None:
             workspace TEXT NOT NULL,
             kind TEXT NOT NULL,
             keywords TEXT NOT NULL DEFAULT '',
-            terms TEXT NOT NULL DEFAULT '',
             source TEXT,
             session_id TEXT,
             seen_count INTEGER NOT NULL DEFAULT 1,
@@ -65,8 +67,6 @@ def _m1_initial(conn: sqlite3.Connection) -> None:
         CREATE INDEX memories_kind ON memories(kind, workspace);
         CREATE INDEX memories_superseded_by ON memories(superseded_by)
             WHERE superseded_by IS NOT NULL;
-        CREATE INDEX memories_live_core ON memories(workspace, created_at)
-            WHERE kind = 'core' AND superseded_by IS NULL;
 
         -- Contentless: the text lives once, in `memories`; the index holds terms only.
         -- Columns: body (content terms), kw (keyword terms, lower weight),
@@ -74,10 +74,6 @@ def _m1_initial(conn: sqlite3.Connection) -> None:
         CREATE VIRTUAL TABLE memories_fts USING fts5(
             body, kw, ws, content='', tokenize='unicode61 remove_diacritics 0'
         );
-
-        -- Document frequency of each index term: the ranking queries only the
-        -- rarer terms, so a search costs the same at 1k and at 100k memories.
-        CREATE TABLE term_df (term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
 
         CREATE TABLE workspaces (
             id INTEGER PRIMARY KEY,
@@ -109,10 +105,9 @@ def _m1_initial(conn: sqlite3.Connection) -> None:
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
         """,
     )
-    conn.execute(
-        "INSERT INTO meta(key, value) VALUES ('tokenizer_version', ?)",
-        (str(tokens.TOKENIZER_VERSION),),
-    )
+    # The tokenizer of that release; `_reindex_if_tokenizer_changed` brings the index
+    # (and step 3's columns) forward to today's tokenizer on the same open.
+    conn.execute("INSERT INTO meta(key, value) VALUES ('tokenizer_version', '1')")
 
 
 def _m2_tracking(conn: sqlite3.Connection) -> None:
@@ -122,7 +117,7 @@ def _m2_tracking(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE memories ADD COLUMN last_recalled_at TEXT")
 
 
-def _m3_browse_indexes(conn: sqlite3.Connection) -> None:
+def _m4_browse_indexes(conn: sqlite3.Connection) -> None:
     # The web view lists memories newest first by created time, last recall or times
     # recalled (`memory.browse`); an index per order keeps page 1 instant at 100k rows
     # and lets a deep page walk the index instead of sorting the table.
@@ -131,10 +126,32 @@ def _m3_browse_indexes(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX memories_recalled_count ON memories(recalled_count)")
 
 
+def _m3_derived_data(conn: sqlite3.Connection) -> None:
+    # The stored terms of each memory (near-duplicate overlap), the document frequency
+    # of each index term (the ranking reads only the rarer ones, so a search costs the
+    # same at 1k and 100k memories) and the live-core index. Builds made between the
+    # first release and this step put them in step 1, so each is added only if missing.
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(memories)")}
+    if "terms" not in columns:
+        conn.execute("ALTER TABLE memories ADD COLUMN terms TEXT NOT NULL DEFAULT ''")
+        # Rows written before have no terms yet: mark the index stale so the
+        # tokenizer check rebuilds it, terms and frequencies included, on this open.
+        conn.execute("UPDATE meta SET value = '0' WHERE key = 'tokenizer_version'")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS term_df (term TEXT PRIMARY KEY, df INTEGER NOT NULL) "
+        "WITHOUT ROWID"
+    )
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS memories_live_core ON memories(workspace, created_at) "
+        "WHERE kind = 'core' AND superseded_by IS NULL"
+    )
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], None]], ...] = (
     (1, "initial schema", _m1_initial),
     (2, "recall tracking columns", _m2_tracking),
-    (3, "indexes for browsing", _m3_browse_indexes),
+    (3, "stored terms, term frequencies, live-core index", _m3_derived_data),
+    (4, "indexes for browsing", _m4_browse_indexes),
 )
 LATEST = MIGRATIONS[-1][0]
 

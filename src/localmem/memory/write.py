@@ -1,5 +1,9 @@
-"""The write path: `add` with its input rules, duplicate merge, near-duplicate queue,
-supersede links and the `if_novel` gate (SPEC section 5, "Writing").
+"""The write path: `add` with its input rules, credential masking, duplicate merge,
+near-duplicate queue, supersede links and the `if_novel` gate (SPEC section 5, "Writing").
+
+`redact()` is the one place a text bound for the database has its credentials
+masked (`localmem.credentials`): `add` (CLI, MCP `memory_add`, the capture hook,
+`import`) and `restore` call it before anything is compared or stored.
 
 Everything for one add happens inside one immediate transaction: an add is
 either fully stored (row, index terms, entities, queue entries, links) or not
@@ -12,6 +16,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
+from localmem import credentials
 from localmem.errors import InvalidInput, NotFound
 from localmem.memory import rows, workspaces
 from localmem.memory.model import (
@@ -76,6 +81,24 @@ def normalize_keywords(keywords: Iterable[str] | str) -> tuple[str, ...]:
         if word:
             out.setdefault(word, None)
     return tuple(out)[:MAX_KEYWORDS]
+
+
+def redact(
+    content: str, keywords: Iterable[str] | str = ()
+) -> tuple[str, list[str], tuple[str, ...]]:
+    """(content, keywords, kinds): the credentials in both masked as `[redacted: KIND]`,
+    and one kind per masked span. Keywords that are not text are left for
+    `normalize_keywords` to refuse."""
+    masked = credentials.mask(content)
+    found = list(masked.kinds)
+    words: list[str] = []
+    for item in [keywords] if isinstance(keywords, str) else list(keywords):
+        if isinstance(item, str) and _storable(item):
+            word = credentials.mask(item)
+            found.extend(word.kinds)
+            item = word.text
+        words.append(item)
+    return masked.text, words, tuple(found)
 
 
 def check_field(value: str | None, what: str) -> str | None:
@@ -209,10 +232,10 @@ def add(
     """Store `content` (or merge it into its exact duplicate). `created` is the time a
     memory brought in from elsewhere was first written there (`import --from`): a new
     row keeps it (never later than `now`); a merged row keeps its own, as always."""
-    text = check_content(content)
+    text, raw_words, redacted = redact(check_content(content), keywords)
     checked_kind = check_kind(kind)
     ws = workspaces.check_name(workspace, for_write=True)
-    words = normalize_keywords(keywords)
+    words = normalize_keywords(raw_words)
     src = check_field(source, "source")
     session = check_field(session_id, "session id")
     old_ids = _check_ids([supersedes] if isinstance(supersedes, int) else supersedes)
@@ -270,7 +293,9 @@ def add(
                 ("\n".join(merged), when, duplicate.id),
             )
             _link(conn, duplicate.id, olds, when)
-            return AddResult("duplicate_merged", duplicate.id, duplicate.seen_count + 1, ws)
+            return AddResult(
+                "duplicate_merged", duplicate.id, duplicate.seen_count + 1, ws, redacted=redacted
+            )
 
         cursor = conn.execute(
             "INSERT INTO memories(content, dup_hash, workspace, kind, keywords, terms, source, "
@@ -303,4 +328,6 @@ def add(
                 (new_id, other_id, round(score, 4), when),
             )
             queued.append(other_id)
-        return AddResult("added", new_id, 1, ws, queued_near_duplicate_of=tuple(queued))
+        return AddResult(
+            "added", new_id, 1, ws, queued_near_duplicate_of=tuple(queued), redacted=redacted
+        )

@@ -16,7 +16,9 @@ afterwards. Sections:
   with several lines or over LESSON_MAX_CHARS characters are listed;
 - a histogram of trace similarity: each recent trace's best token overlap with
   another memory of its workspace, the capture gate (`write.NOVELTY_THRESHOLD`)
-  marked; traces at or above it restate something already stored.
+  marked; traces at or above it restate something already stored;
+- rows that hold a credential (stored before masking existed): ids and kinds
+  only, never the text; `localmem redact` masks them.
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from localmem import credentials
 from localmem.memory import rows, write
 from localmem.memory.maintenance import dedupe
+from localmem.memory.maintenance.redact import Held, held
 from localmem.memory.model import CORE_TOKEN_CAP, GLOBAL, Memory
 from localmem.memory.readonly import open_readonly
 from localmem.memory.search import lookup, recall, tokens
@@ -88,10 +92,14 @@ class AuditReport:
     gate: float
     traces_at_or_above_gate: int
     histogram: tuple[Bucket, ...]
+    secrets_total: int = 0  # rows holding a credential
+    secrets: tuple[Held, ...] = ()  # ids and kinds only, never the text
 
 
 def _item(memory: Memory, detail: str = "") -> Item:
-    return Item(memory.id, memory.workspace, memory.kind, memory.content, detail)
+    # Shown masked: a row stored before masking existed must not print its secret here.
+    shown = credentials.mask(memory.content).text
+    return Item(memory.id, memory.workspace, memory.kind, shown, detail)
 
 
 def _scope(workspace: str | None) -> tuple[str, tuple[str, ...]]:
@@ -249,6 +257,7 @@ def audit(
             if (problem := _lesson_problem(m))
         ]
         measured, above, histogram = _histogram(conn, scope, args, trace_sample)
+        secrets = held(conn, workspace)
         return AuditReport(
             path=path,
             workspace=workspace,
@@ -270,6 +279,8 @@ def audit(
             gate=write.NOVELTY_THRESHOLD,
             traces_at_or_above_gate=above,
             histogram=histogram,
+            secrets_total=len(secrets),
+            secrets=tuple(secrets[:LISTED]),
         )
     finally:
         conn.execute("COMMIT")

@@ -26,7 +26,7 @@ from pathlib import Path
 from localmem import paths
 from localmem.agents.instructions import split_front_matter
 from localmem.errors import InvalidInput, NotFound
-from localmem.memory import workspaces
+from localmem.memory import workspaces, write
 from localmem.memory.model import GLOBAL
 from localmem.memory.search import tokens
 from localmem.memory.store import Store
@@ -59,6 +59,7 @@ class FileImport:
     unchanged: int  # already imported from this file: skipped
     first: str | None = None  # the first piece's text (init's self-check recalls it)
     already_stored: int = 0  # `import --from`: the text was stored from elsewhere; left alone
+    redacted: tuple[str, ...] = ()  # one kind per credential masked (or to mask, dry run)
 
 
 @dataclass(frozen=True)
@@ -282,14 +283,19 @@ def import_files(
         ws = workspace or file_workspace(path, store, register=not dry_run)
         source = str(path)
         added = merged = unchanged = 0
+        redacted: list[str] = []
         for piece in pieces:
-            if store is not None and already_imported(store, ws, source, piece.content):
+            # Masked as `add` would store it, so an unchanged file still matches what it left.
+            content, _, kinds = write.redact(piece.content)
+            if store is not None and already_imported(store, ws, source, content):
                 unchanged += 1
             elif dry_run:
                 added += 1
+                redacted.extend(kinds)
             else:
                 assert store is not None
-                result = store.add(piece.content, workspace=ws, kind=KIND, source=source)
+                result = store.add(content, workspace=ws, kind=KIND, source=source)
+                redacted.extend(kinds)
                 if result.status == "added":
                     added += 1
                 else:
@@ -297,6 +303,10 @@ def import_files(
             done += 1
             if progress is not None:
                 progress(done, total)
-        first = pieces[0].content if pieces else None
-        reports.append(FileImport(path, ws, len(pieces), added, merged, unchanged, first))
+        first = write.redact(pieces[0].content)[0] if pieces else None
+        reports.append(
+            FileImport(
+                path, ws, len(pieces), added, merged, unchanged, first, redacted=tuple(redacted)
+            )
+        )
     return ImportReport(tuple(reports), dry_run)

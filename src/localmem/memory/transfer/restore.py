@@ -9,6 +9,10 @@ the union of keywords, the larger seen and recalled counts, the latest
 last-recalled and updated times, the earliest created time. Maxima rather than
 sums, so restoring the same file twice changes nothing.
 
+Credentials in an incoming memory's content and keywords are masked first, by
+the write path's own rule (`write.redact`), so an export made before masking
+existed, or another tool's file, stores no secret either.
+
 Supersede links are applied by key after every row exists. A row that already
 has a correction keeps it; a link that would close a loop with what the store
 already holds is left out and reported.
@@ -17,7 +21,7 @@ already holds is left out and reported.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from localmem.memory import rows, workspaces, write
@@ -47,6 +51,7 @@ class RestoreReport:
     queued: int  # near-duplicate pairs queued for the new rows
     queue_skipped: bool
     warnings: tuple[str, ...]
+    redacted: tuple[str, ...] = ()  # one kind per credential masked before storing
 
 
 def _find(store: Store, memory: Incoming) -> tuple[Any, ...] | None:
@@ -139,10 +144,15 @@ def restore(store: Store, source: Source, progress: Progress | None = None) -> R
     ids: dict[str, int] = {}
     new_rows: list[tuple[int, int, str]] = []
     added = merged = unchanged = links = kept = skipped = queued = 0
+    redacted: list[str] = []
     when = utc_text(store.now())
     with store.transaction():
         ws_ids: dict[str, int] = {}
         for done, memory in enumerate(source.memories, 1):
+            content, words, kinds = write.redact(memory.content, memory.keywords)
+            if kinds:
+                redacted.extend(kinds)
+                memory = replace(memory, content=content, keywords=write.normalize_keywords(words))
             ws_id = ws_ids.get(memory.workspace)
             if ws_id is None:
                 ws_id = ws_ids[memory.workspace] = workspaces.workspace_id(
@@ -210,6 +220,7 @@ def restore(store: Store, source: Source, progress: Progress | None = None) -> R
         queued,
         queue_skipped,
         source.warnings,
+        tuple(redacted),
     )
 
 

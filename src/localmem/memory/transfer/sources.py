@@ -29,7 +29,7 @@ from pathlib import Path
 
 from localmem import paths
 from localmem.errors import InvalidInput, NotFound
-from localmem.memory import workspaces
+from localmem.memory import workspaces, write
 from localmem.memory.model import GLOBAL
 from localmem.memory.search import tokens
 from localmem.memory.store import Store
@@ -291,8 +291,11 @@ def import_source(
         for source_file in reading.files:
             added = stored = unchanged = 0
             for item in source_file.items:
-                key = tokens.duplicate_key(item.content)
-                copies = stored_copies(store, ws, item.content) if store is not None else []
+                # Compared as `add` stores it (credentials masked), so a second run
+                # recognises what the first one left.
+                content = write.redact(item.content)[0]
+                key = tokens.duplicate_key(content)
+                copies = stored_copies(store, ws, content) if store is not None else []
                 if key in seen or any(src in sources for src, _ in copies):
                     unchanged += 1  # imported from this source before (or twice in it)
                 elif copies:

@@ -1,0 +1,176 @@
+"""Credentials stored before masking existed: `audit` lists them (ids and kinds, read-only),
+`redact` masks them in place with every derived row kept in step, and afterwards the
+database file's bytes no longer hold them (issue 12, item 8)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import script
+from maint_support import Clock, open_at
+
+from localmem.memory import write
+from localmem.memory.maintenance.audit import audit_file
+from localmem.memory.maintenance.redact import held, redact
+from localmem.memory.search import index
+
+TOKEN_BODY = "a1B2c3D4e5F6g7H8i9J0" + "k1L2m3N4o5P6q7R8"
+GH = "ghp_" + TOKEN_BODY
+PASSWORD = "Tr0ub4dor3xq"
+LEAKY = f"CI pushes with {GH} and the db is postgres://ci:{PASSWORD}@db.staging/shop"
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def old_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A store written by a localmem that did not mask yet: the same write path with
+    the masking step taken out."""
+    path = tmp_path / "data" / "memory.db"
+    with monkeypatch.context() as patch:
+        patch.setattr(write, "redact", lambda content, keywords=(): (content, keywords, ()))
+        with open_at(path, Clock()) as store:
+            store.add("Run the tests with make test", workspace="api")
+            store.add(LEAKY, workspace="api", keywords=["ci", GH])
+            store.add(f"password={PASSWORD} for the staging admin", workspace="web", kind="lesson")
+            store.add("Release notes live in CHANGELOG.md", workspace="web")
+    return path
+
+
+def test_audit_lists_ids_and_kinds_never_the_secret(old_db: Path) -> None:
+    before = _digest(old_db)
+    report = audit_file(old_db)
+    assert report.secrets_total == 2
+    assert [(h.id, h.workspace, h.kinds) for h in report.secrets] == [
+        (2, "api", ("github-token", "url-password", "github-token")),
+        (3, "web", ("password",)),
+    ]
+    assert audit_file(old_db, "web").secrets_total == 1
+    assert _digest(old_db) == before
+
+
+def test_audit_command_text_and_json(old_db: Path, env: dict[str, str]) -> None:
+    env["LOCALMEM_DB"] = str(old_db)
+    before = _digest(old_db)
+    text = subprocess.run(
+        [script("localmem"), "audit"], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    section = text[text.index("holding a credential") :].splitlines()
+    assert section[0].endswith(": 2")
+    assert section[1:3] == [
+        "  [2] (api, note) github-token x2, url-password",
+        "  [3] (web, lesson) password",
+    ]
+    raw = subprocess.run(
+        [script("localmem"), "audit", "--json"], env=env, capture_output=True, text=True
+    ).stdout
+    assert json.loads(raw)["secrets"][0] == {
+        "id": 2,
+        "workspace": "api",
+        "kind": "note",
+        "kinds": ["github-token", "url-password", "github-token"],
+    }
+    for output in (text, raw):
+        assert TOKEN_BODY not in output and PASSWORD not in output
+    assert _digest(old_db) == before
+
+
+def _df_from_rows(path: Path) -> Counter[str]:
+    """Document frequencies recomputed from the rows themselves."""
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    counts: Counter[str] = Counter()
+    for content, keywords in conn.execute("SELECT content, keywords FROM memories"):
+        counts.update(index.doc_terms(content, keywords.split("\n") if keywords else []))
+    conn.close()
+    return counts
+
+
+def test_redact_masks_in_place_and_keeps_the_index_in_step(old_db: Path) -> None:
+    with open_at(old_db) as store:
+        dry = redact(store, dry_run=True)
+    assert [h.id for h in dry.memories] == [2, 3]
+    with open_at(old_db) as store:
+        assert held(store.connection) != []  # the dry run changed nothing
+        report = redact(store)
+        assert [h.id for h in report.memories] == [2, 3]
+        assert report.kinds == ("github-token", "url-password", "github-token", "password")
+        masked = store.get(2)
+        assert masked.content == (
+            "CI pushes with [redacted: github-token] and the db is "
+            "postgres://ci:[redacted: url-password]@db.staging/shop"
+        )
+        assert masked.keywords == ("ci", "[redacted: github-token]")
+        assert store.get(3).content == "password=[redacted: password] for the staging admin"
+        # Found by what is left, not by the secret; the rest untouched.
+        assert [h.memory.id for h in store.search("CI pushes staging", workspace="api").hits] == [2]
+        assert store.search(TOKEN_BODY.lower(), workspace="all").hits == ()
+        assert store.search(PASSWORD, workspace="all").hits == ()
+        assert store.get(1).content == "Run the tests with make test"
+        conn = store.connection
+        df = dict(conn.execute("SELECT term, df FROM term_df").fetchall())
+        entities = [name for (name,) in conn.execute("SELECT name FROM entities")]
+        # The same text written again is a duplicate of the masked row (dup_hash updated).
+        again = store.add(LEAKY, workspace="api")
+        assert (again.status, again.id) == ("duplicate_merged", 2)
+        assert redact(store).memories == ()
+    assert df == dict(_df_from_rows(old_db))
+    assert not any(TOKEN_BODY.lower() in name for name in entities)
+    data = b"".join(p.read_bytes() for p in old_db.parent.iterdir())
+    for secret in (TOKEN_BODY, TOKEN_BODY.lower(), PASSWORD, PASSWORD.lower()):
+        assert secret.encode() not in data, f"{secret[:6]}... is still in the database file"
+
+
+def test_redact_command(old_db: Path, env: dict[str, str]) -> None:
+    env["LOCALMEM_DB"] = str(old_db)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [script("localmem"), "redact", *args], env=env, capture_output=True, text=True
+        )
+
+    before = _digest(old_db)
+    dry = run("--dry-run", "--json")
+    assert dry.returncode == 0, dry.stderr
+    assert json.loads(dry.stdout) == {
+        "dry_run": True,
+        "count": 2,
+        "memories": [
+            {
+                "id": 2,
+                "workspace": "api",
+                "kind": "note",
+                "redacted": {"count": 3, "kinds": ["github-token", "url-password"]},
+            },
+            {
+                "id": 3,
+                "workspace": "web",
+                "kind": "lesson",
+                "redacted": {"count": 1, "kinds": ["password"]},
+            },
+        ],
+        "redacted": {"count": 4, "kinds": ["github-token", "url-password", "password"]},
+    }
+    assert _digest(old_db) == before
+    done = run()
+    assert done.returncode == 0
+    assert done.stdout.splitlines()[0] == (
+        "masked 4 credential(s) in 2 memories (the text is not shown):"
+    )
+    assert TOKEN_BODY not in done.stdout and PASSWORD not in done.stdout
+    after = run("--json")
+    assert json.loads(after.stdout) == {"dry_run": False, "count": 0, "memories": []}
+    missing = dict(env, LOCALMEM_DB=str(old_db.parent / "none.db"))
+    nothing = subprocess.run(
+        [script("localmem"), "redact"], env=missing, capture_output=True, text=True
+    )
+    assert nothing.returncode == 0 and "no memory database yet" in nothing.stdout
+    assert not (old_db.parent / "none.db").exists()
