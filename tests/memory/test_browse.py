@@ -91,3 +91,13 @@ def test_edit_keywords_reindexes(tmp_path: Path) -> None:
         assert store.edit_keywords(1, []).keywords == ()
         with pytest.raises(NotFound):
             store.edit_keywords(42, ["x"])
+
+
+def test_edited_keywords_have_their_credentials_masked(tmp_path: Path) -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    with localmem.open(tmp_path / "m.db") as store:
+        store.add("the build is slow", workspace="w")
+        memory = store.edit_keywords(1, ["ci", token])
+        assert token not in " ".join(memory.keywords)
+        assert any("redacted" in word for word in memory.keywords)
+    assert token.encode() not in (tmp_path / "m.db").read_bytes()

@@ -29,7 +29,7 @@ from localmem.memory.model import (
 )
 from localmem.memory.schema import read_snapshot, utc_text, write_transaction
 from localmem.memory.search import index, lookup, recall
-from localmem.memory.write import check_kind, normalize_keywords
+from localmem.memory.write import check_kind, normalize_keywords, redact
 
 
 def forget(
@@ -113,8 +113,9 @@ def promote(
 def edit_keywords(
     conn: sqlite3.Connection, memory_id: int, now: datetime, keywords: Iterable[str] | str
 ) -> Memory:
-    """Replace a memory's keywords (normalized as `add` does) and re-index it."""
-    words = normalize_keywords(keywords)
+    """Replace a memory's keywords (credentials masked and normalized as `add` does) and
+    re-index it."""
+    words = normalize_keywords(redact("", keywords)[1])
     with write_transaction(conn):
         memory = rows.fetch(conn, memory_id)
         if words == memory.keywords:
