@@ -73,12 +73,14 @@ def test_upgrade_from_version_1_keeps_every_row(tmp_path: Path) -> None:
 
     with localmem.open(path, create=False) as store:
         conn = store.connection
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.LATEST
         after = conn.execute(
             "SELECT id, content, workspace, kind, keywords FROM memories"
         ).fetchall()
         assert after == before
-        assert [v for (v,) in conn.execute("SELECT version FROM schema_migrations")] == [1, 2]
+        assert [v for (v,) in conn.execute("SELECT version FROM schema_migrations")] == [
+            n for n, _, _ in schema.MIGRATIONS
+        ]
         first = store.get(1)
         assert first.recalled_count == 0 and first.last_recalled_at is None
         assert first.superseded_by == 2 and first.keywords == ("kafka", "offsets")
@@ -98,7 +100,9 @@ def test_upgrade_is_idempotent_across_opens(tmp_path: Path) -> None:
         with localmem.open(path, create=False) as store:
             assert store.stats().total == 3
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == 2
+    assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == len(
+        schema.MIGRATIONS
+    )
 
 
 def test_newer_database_refused(tmp_path: Path) -> None:

@@ -244,6 +244,7 @@ def stats_dict(stats: Stats) -> dict[str, Any]:
         "core_cap": stats.core_cap,
         "near_duplicate_queue": stats.near_duplicate_queue,
         "warnings": list(stats.warnings),
+        "semantic": {"on": stats.semantic_on, "vectors": stats.vectors, "status": stats.semantic},
     }
 
 
@@ -263,6 +264,7 @@ def run_stats(as_json: bool) -> None:
         "(the fullest workspace, with global)"
     )
     click.echo(f"near-duplicate queue: {stats.near_duplicate_queue}")
+    click.echo(stats.semantic)
     for warning in stats.warnings:
         click.echo(f"warning: {warning}")
 

@@ -218,13 +218,17 @@ def run_init(yes: bool, import_all: bool, workspace: str | None) -> None:
 def _init_database(writes: bool) -> bool:
     path = paths.memory_db()
     existed = path.exists()
+    from localmem.memory.search import semantic
+
     if not writes:
         plan = "exists (would be upgraded if needed)" if existed else "would be created"
         click.echo(f"database: {path} {plan}")
+        click.echo(semantic.status_sentence())
         return False
     with localmem.open():
         pass
     click.echo(f"database: {'ready (upgraded if needed)' if existed else 'created'} {path}")
+    click.echo(semantic.status_sentence())
     return True
 
 

@@ -122,9 +122,56 @@ def _m2_tracking(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE memories ADD COLUMN last_recalled_at TEXT")
 
 
+def _m3_vectors(conn: sqlite3.Connection) -> None:
+    # The semantic view (decision 94): one vector per memory, float16 bytes, tagged with
+    # the model that made it and a hash of the text it embeds. `seq` rises with every
+    # change a reader must see (a new vector, a stale mark, a new kind or workspace),
+    # so a long-lived reader loads only the rows past the last `seq` it saw.
+    _run_script(
+        conn,
+        """
+        CREATE TABLE vectors (
+            memory_id INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            vector BLOB NOT NULL
+        );
+        CREATE INDEX vectors_seq ON vectors(seq);
+        -- Deletions a reader cannot see through `seq`: a counter it compares.
+        CREATE TABLE vector_state (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            deletions INTEGER NOT NULL
+        );
+        INSERT INTO vector_state(id, deletions) VALUES (1, 0);
+
+        -- Triggers, not the foreign key alone: a connection may run with foreign keys off.
+        CREATE TRIGGER vectors_forget AFTER DELETE ON memories BEGIN
+            DELETE FROM vectors WHERE memory_id = old.id;
+        END;
+        CREATE TRIGGER vectors_deleted AFTER DELETE ON vectors BEGIN
+            UPDATE vector_state SET deletions = deletions + 1 WHERE id = 1;
+        END;
+        -- New text: the vector is stale (an empty hash matches no text) until re-embedded.
+        CREATE TRIGGER vectors_stale AFTER UPDATE OF content, keywords ON memories
+        WHEN old.content IS NOT new.content OR old.keywords IS NOT new.keywords BEGIN
+            UPDATE vectors SET content_hash = '',
+                seq = (SELECT COALESCE(MAX(seq), 0) + 1 FROM vectors)
+            WHERE memory_id = new.id;
+        END;
+        CREATE TRIGGER vectors_rescope AFTER UPDATE OF kind, workspace ON memories
+        WHEN old.kind IS NOT new.kind OR old.workspace IS NOT new.workspace BEGIN
+            UPDATE vectors SET seq = (SELECT COALESCE(MAX(seq), 0) + 1 FROM vectors)
+            WHERE memory_id = new.id;
+        END;
+        """,
+    )
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], None]], ...] = (
     (1, "initial schema", _m1_initial),
     (2, "recall tracking columns", _m2_tracking),
+    (3, "semantic view vectors", _m3_vectors),
 )
 LATEST = MIGRATIONS[-1][0]
 
