@@ -21,6 +21,7 @@ from localmem import paths
 from localmem.errors import InvalidInput
 
 if TYPE_CHECKING:
+    from localmem.memory.search.semantic_worker import Backfill
     from localmem.memory.store import Store
 
 _REFUSED_KIND = {
@@ -46,9 +47,11 @@ def refuse_add(args: dict[str, Any]) -> None:
 class MemoryTools:
     """The two memory tools over one lazily opened store."""
 
-    def __init__(self, cwd: Path | None = None) -> None:
+    def __init__(self, cwd: Path | None = None, backfill: Backfill | None = None) -> None:
         self._cwd = cwd if cwd is not None else Path(os.getcwd())
         self._store: Store | None = None
+        self._backfill = backfill  # the semantic view's loader and worker, when it is on
+        self._view_attached = False
 
     def _open(self) -> Store:
         if self._store is None:
@@ -56,6 +59,14 @@ class MemoryTools:
 
             self._store = localmem.open()
         return self._store
+
+    def _attach_view(self, store: Store) -> None:
+        # The server loads the model once, in the background; a recall that comes before
+        # the load is over waits for it rather than loading a second copy.
+        if self._backfill is None or self._view_attached:
+            return
+        store.use_semantic_view(self._backfill.view())
+        self._view_attached = True
 
     def _workspace(self, store: Store, name: str | None, *, for_write: bool) -> str:
         # The store's rule: detected from the folder the agent started us in, `all`
@@ -75,6 +86,7 @@ class MemoryTools:
 
             return {"results": [], "core_memory": "", "message": EMPTY_STORE}
         store = self._open()
+        self._attach_view(store)
         searched = self._workspace(store, args.get("workspace"), for_write=False)
         recall = store.search(query, workspace=searched, k=int(args.get("k", 5)))
         return recall_payload(recall)
@@ -103,6 +115,8 @@ class MemoryTools:
             source=args.get("source") or None,
             supersedes=supersedes,
         )
+        if self._backfill is not None:
+            self._backfill.poke()  # the vector is computed later, between requests
         return {"status": result.status, "id": result.id, "seen_count": result.seen_count}
 
     def close(self) -> None:

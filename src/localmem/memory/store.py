@@ -74,6 +74,7 @@ class Store:
         # The semantic view, loaded on first use (the model costs ~0.1 s to load).
         self._embedder: semantic.Embedder | None = None
         self._view: SemanticView | None = None
+        self._view_refused = False  # a loader elsewhere failed: stay lexical, do not retry
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -150,17 +151,20 @@ class Store:
     def semantic_view(self) -> SemanticView | None:
         """The semantic view of this store, loaded on first use; None when it is off."""
         if self._view is None:
-            if not semantic.enabled():
+            if self._view_refused or not semantic.enabled():
                 return None
             from localmem.memory.search.semantic_view import SemanticView
 
             self._view = SemanticView(self._load_embedder())
         return self._view
 
-    def use_semantic_view(self, view: SemanticView) -> None:
-        """Adopt a view loaded elsewhere (the MCP server loads it on a background thread)."""
+    def use_semantic_view(self, view: SemanticView | None) -> None:
+        """Adopt a view loaded elsewhere (the MCP server loads it on a background thread);
+        None: its load failed, so this store stays lexical."""
         self._view = view
-        self._embedder = view.embedder
+        self._view_refused = view is None
+        if view is not None:
+            self._embedder = view.embedder
 
     def _load_embedder(self) -> semantic.Embedder:
         if self._embedder is None:

@@ -41,7 +41,8 @@ TEXT_RECIPE = 1
 # A long memory (an imported file) is embedded by its opening: the model reads
 # 512 tokens at a time, and 1 MiB of text would cost seconds per memory.
 MAX_EMBED_CHARS = 4000
-BATCH = 16
+BATCH = 16  # memories embedded, then written in one short transaction
+CHUNK = 256  # memories read from the backlog at a time
 
 Progress = Callable[[int, int], None]  # (embedded so far, total to embed)
 
@@ -171,6 +172,7 @@ def count_pending(conn: sqlite3.Connection, model: str) -> int:
 def _pending(
     conn: sqlite3.Connection, model: str, limit: int, skip: set[int]
 ) -> list[tuple[int, str]]:
+    """Up to `limit` (memory id, text to embed) of the backlog, leaving out `skip`."""
     # Newest first: after an upgrade, recent memories are the likeliest to be asked for.
     found: list[tuple[int, str]] = []
     with read_snapshot(conn):
@@ -235,29 +237,27 @@ def embed_pending(
 ) -> int:
     """Compute up to `limit` (None: all) missing or stale vectors; returns how many.
 
-    `keep_going` is asked before each batch (the MCP worker stops when a request
-    comes in); `progress` is told (done, total) after each batch."""
-    total = count_pending(conn, embedder.name)
+    The backlog is read a chunk at a time (one scan per CHUNK memories, not per
+    batch) and embedded `batch` memories at a time, each batch written in its own
+    short transaction. `keep_going` is asked before each batch (the MCP worker
+    waits there while a request runs, and stops on shutdown); `progress` is told
+    (done, total) after each batch."""
+    total = count_pending(conn, embedder.name) if progress is not None else 0
     if limit is not None:
         total = min(total, limit)
     done = 0
-    skip: set[int] = set()  # rows that changed under us twice are left for the next run
-    tries: dict[int, int] = {}
+    tried: set[int] = set()  # written or skipped in this run: a changed row waits for the next
     while limit is None or done < limit:
-        if keep_going is not None and not keep_going():
+        chunk = _pending(conn, embedder.name, CHUNK if limit is None else limit - done, tried)
+        if not chunk:
             break
-        size = batch if limit is None else min(batch, limit - done)
-        rows = _pending(conn, embedder.name, size, skip)
-        if not rows:
-            break
-        vectors = embedder.passages([text for _, text in rows])
-        wrote = store_vectors(conn, embedder.name, rows, vectors)
-        done += wrote
-        if wrote < len(rows):
-            for memory_id, _ in rows:
-                tries[memory_id] = tries.get(memory_id, 0) + 1
-                if tries[memory_id] > 1:
-                    skip.add(memory_id)
-        if progress is not None:
-            progress(done, max(total, done))
+        for start in range(0, len(chunk), batch):
+            if keep_going is not None and not keep_going():
+                return done
+            rows = chunk[start : start + batch]
+            tried.update(memory_id for memory_id, _ in rows)
+            vectors = embedder.passages([text for _, text in rows])
+            done += store_vectors(conn, embedder.name, rows, vectors)
+            if progress is not None:
+                progress(done, max(total, done))
     return done

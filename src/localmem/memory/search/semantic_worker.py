@@ -1,0 +1,139 @@
+"""The semantic view of a long-lived process (the MCP server): loaded once in the
+background, and a low-priority worker that embeds the backlog between requests.
+
+`Backfill.start()` starts one daemon thread that loads the model (one OpenMP
+thread, so it never takes the core a recall runs on), warms the view's matrix
+from the database, then embeds missing vectors a few at a time, and only while
+its owner says no request is in flight. It sleeps until `poke()` (a memory was
+added) or a periodic check (memories added by another process). `view()` hands
+the loaded `SemanticView` to the owner's store thread, waiting for the load if a
+recall comes first. Writes never wait for the model: an add only pokes.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from localmem.memory.search.semantic_view import SemanticView
+
+log = logging.getLogger("localmem.semantic")
+
+BATCH = 8  # memories embedded between two looks at whether a request came in
+IDLE_CHECK_SECONDS = 0.01  # how often a waiting worker looks again while requests run
+POLL_SECONDS = 30.0  # how often an idle worker looks for memories added elsewhere
+LOAD_TIMEOUT_SECONDS = 30.0  # the longest a recall waits for the model's first load
+
+
+class Backfill:
+    """The background loader and backlog worker of one database."""
+
+    def __init__(
+        self,
+        database: Callable[[], Path],
+        idle: Callable[[], bool],
+        *,
+        batch: int = BATCH,
+        poll_seconds: float = POLL_SECONDS,
+    ) -> None:
+        self._database = database
+        self._idle = idle
+        self._batch = batch
+        self._poll = poll_seconds
+        self._view: SemanticView | None = None
+        self._loaded = threading.Event()
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="localmem-embed", daemon=True)
+        self.embedded = 0  # how many vectors this worker wrote (for the bench and tests)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def poke(self) -> None:
+        """There may be new work (a memory was added)."""
+        self._wake.set()
+
+    def view(self, timeout: float = LOAD_TIMEOUT_SECONDS) -> SemanticView | None:
+        """The loaded view, waiting up to `timeout` for the load; None if it failed."""
+        self._loaded.wait(timeout)
+        return self._view
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stopping.set()
+        self._wake.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    # ---- the thread ---------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            self._load()
+        except Exception:
+            log.exception("the semantic view could not be loaded; recall stays lexical")
+            return
+        finally:
+            self._loaded.set()
+        conn: sqlite3.Connection | None = None
+        try:
+            while not self._stopping.is_set():
+                if conn is None:
+                    conn = self._connect()
+                worked = conn is not None and self._work(conn)
+                if not worked:
+                    self._wake.wait(self._poll)
+                    self._wake.clear()
+        except Exception:
+            log.exception("the semantic view's background embedding stopped")
+        finally:
+            if conn is not None:
+                conn.close()
+
+    def _load(self) -> None:
+        from localmem.memory.search import semantic
+        from localmem.memory.search.semantic_view import SemanticView
+
+        view = SemanticView(semantic.Embedder(threads=1))
+        view.embedder.query("warm up")  # the first call pays for page faults of the weights
+        conn = self._connect()
+        if conn is not None:
+            try:
+                view.refresh(conn)
+            finally:
+                conn.close()
+        self._view = view
+
+    def _connect(self) -> sqlite3.Connection | None:
+        from localmem.errors import StoreUnavailable
+        from localmem.memory import schema
+
+        try:
+            return schema.connect(self._database(), create=False)
+        except StoreUnavailable:
+            return None  # no database yet: the first add creates it and pokes us
+
+    def _keep_going(self) -> bool:
+        while not self._idle():
+            if self._stopping.wait(IDLE_CHECK_SECONDS):
+                return False
+        return not self._stopping.is_set()
+
+    def _work(self, conn: sqlite3.Connection) -> bool:
+        """Embed the backlog, a batch at a time between requests; False when there was
+        nothing to do."""
+        from localmem.memory.search import semantic
+
+        assert self._view is not None
+        if not self._keep_going():
+            return True
+        done = semantic.embed_pending(
+            conn, self._view.embedder, batch=self._batch, keep_going=self._keep_going
+        )
+        self.embedded += done
+        return done > 0
