@@ -19,6 +19,7 @@ from localmem.tools import memory_tools
 LEXICAL = "Search is lexical first"
 SEMANTIC = "Search matches meaning as well as words"
 BACKLOG = 24
+RECALL = {"query": "proxy port", "workspace": "all"}
 
 
 def stats(env: dict[str, str]) -> dict[str, int]:
@@ -60,7 +61,7 @@ def test_the_worker_embeds_a_backlog_between_requests(env: dict[str, str], tmp_p
 
     async def main() -> None:
         async with stdio_session(env, tmp_path) as client:
-            error, answer = await call(client, "memory_recall", {"query": "proxy port", "workspace": "all"})
+            error, answer = await call(client, "memory_recall", RECALL)
             assert not error and answer["results"]
             error, added = await call(
                 client, "memory_add", {"content": "The proxy is Caddy, configured in infra/"}
@@ -70,7 +71,7 @@ def test_the_worker_embeds_a_backlog_between_requests(env: dict[str, str], tmp_p
             while stats(env)["vectors"] < BACKLOG + 1:
                 assert time.monotonic() < deadline, f"backlog not embedded: {stats(env)}"
                 await anyio.sleep(0.5)
-            error, answer = await call(client, "memory_recall", {"query": "proxy port", "workspace": "all"})
+            error, answer = await call(client, "memory_recall", RECALL)
             assert not error and answer["results"]
 
     anyio.run(main)
@@ -84,7 +85,7 @@ def test_switched_off_the_server_embeds_nothing(env: dict[str, str], tmp_path: P
 
     async def main() -> None:
         async with stdio_session(env, tmp_path) as client:
-            error, answer = await call(client, "memory_recall", {"query": "proxy port", "workspace": "all"})
+            error, answer = await call(client, "memory_recall", RECALL)
             assert not error and answer["results"]
             await anyio.sleep(3)  # ample time for a worker, were there one, to embed some
 

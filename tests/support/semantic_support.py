@@ -45,7 +45,7 @@ def run_without_extra(
         HIDE_EXTRA
         + f"sys.argv = {['localmem', *argv]!r}\n"
         + "import atexit, json\n"
-        + f"atexit.register(lambda: sys.stderr.write('\\nMODULES ' + json.dumps("
+        + "atexit.register(lambda: sys.stderr.write('\\nMODULES ' + json.dumps("
         + f"sorted(m for m in sys.modules if m.partition('.')[0] in {HIDDEN!r})) + '\\n'))\n"
         + "from localmem.cli.entry import main\n"
         + "main()\n"

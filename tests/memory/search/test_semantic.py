@@ -118,6 +118,10 @@ def test_stats_reports_vectors(tmp_path: Path, env: dict[str, str]) -> None:
     }
     text = subprocess.run([script("localmem"), "stats"], capture_output=True, text=True, env=env)
     assert "semantic view: on (2 of 5 memories have vectors)" in text.stdout
+    init = subprocess.run(
+        [script("localmem"), "init"], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert "semantic view: on" in init.stdout.splitlines()
 
 
 def test_a_model_change_makes_every_vector_stale(tmp_path: Path) -> None:

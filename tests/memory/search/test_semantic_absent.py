@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 from semantic_support import HIDE_EXTRA, python, run_without_extra
 
-OFF = "semantic view: off; install it with pip install 'localmem[semantic]' (or uv tool install '.[semantic]')"
+OFF = (
+    "semantic view: off; install it with pip install 'localmem[semantic]' "
+    "(or uv tool install '.[semantic]')"
+)
 
 
 @pytest.fixture
