@@ -220,7 +220,9 @@ def latency(path: Path, queries: list[tuple[str, str]]) -> None:
 
 
 def with_backlog(path: Path, queries: list[tuple[str, str]]) -> None:
-    """scores() while the MCP server's worker embeds a backlog, and with no worker."""
+    """scores() while the MCP server's worker embeds a backlog, against the same
+    queries while it is held back, in alternating blocks (the load of this shared
+    machine drifts; blocks keep both sides under the same drift)."""
     from localmem.memory.search.semantic_worker import Backfill
 
     with tempfile.TemporaryDirectory(prefix="semantic-backlog-") as work:
@@ -234,32 +236,33 @@ def with_backlog(path: Path, queries: list[tuple[str, str]]) -> None:
                 (BACKLOG,),
             )
             in_flight = [0]
-            backfill = Backfill(lambda: db, lambda: in_flight[0] == 0)
+            held = [False]
+            backfill = Backfill(lambda: db, lambda: in_flight[0] == 0 and not held[0])
             backfill.start()
             view = backfill.view()
             assert view is not None
             for text, workspace in queries[:WARMUP]:
                 view.scores(store.connection, text, (workspace, "global"), None, 50)
-            busy, calm = [], []
+            busy: list[float] = []
+            calm: list[float] = []
             asked = queries[WARMUP:]
-            for text, workspace in asked:
-                in_flight[0] += 1
-                started = time.perf_counter()
-                view.scores(store.connection, text, (workspace, "global"), None, 50)
-                busy.append(time.perf_counter() - started)
-                in_flight[0] -= 1
-                time.sleep(0.02)  # the gap between two calls, where the worker runs
+            for block in range(0, len(asked), 20):
+                working = block // 20 % 2 == 0
+                held[0] = not working
+                if not working:
+                    time.sleep(1.5)  # let the batch under way finish (8 memories)
+                for text, workspace in asked[block : block + 20]:
+                    in_flight[0] += 1
+                    started = time.perf_counter()
+                    view.scores(store.connection, text, (workspace, "global"), None, 50)
+                    (busy if working else calm).append(time.perf_counter() - started)
+                    in_flight[0] -= 1
+                    time.sleep(0.02)  # the gap between two calls, where the worker runs
             embedded = backfill.embedded
             backfill.stop(timeout=60)
-            for text, workspace in asked:
-                started = time.perf_counter()
-                view.scores(store.connection, text, (workspace, "global"), None, 50)
-                calm.append(time.perf_counter() - started)
-                time.sleep(0.02)
-    print(
-        f"  scores() while the worker embeds ({embedded} embedded meanwhile): {percentiles(busy)}"
-    )
-    print(f"  scores() with no worker:                          {percentiles(calm)}", flush=True)
+    print(f"  scores() while the worker embeds ({embedded} embedded in the run):")
+    print(f"    {percentiles(busy)} ({len(busy)} queries)")
+    print(f"  scores() with the worker held back: {percentiles(calm)} ({len(calm)} queries)")
 
 
 def main() -> None:
@@ -280,7 +283,8 @@ def main() -> None:
     print(f"model {model}; {len(queries)} distinct queries ({WARMUP} for warm-up)")
     for size in (int(s) for s in args.sizes.split(",")):
         path = build(size)
-        print(f"{size:,} memories ({path}):", flush=True)
+        load1, load5, _ = os.getloadavg()
+        print(f"{size:,} memories ({path}); load average {load1:.1f} / {load5:.1f}:", flush=True)
         with localmem.open(path) as store:
             has_vectors = store.stats().vectors
         if has_vectors == 0:

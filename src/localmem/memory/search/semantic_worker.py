@@ -1,8 +1,8 @@
 """The semantic view of a long-lived process (the MCP server): loaded once in the
 background, and a low-priority worker that embeds the backlog between requests.
 
-`Backfill.start()` starts one daemon thread that loads the model (one OpenMP
-thread, so it never takes the core a recall runs on), warms the view's matrix
+`Backfill.start()` starts one daemon thread that loads the model (on one OpenMP
+thread, decision 96, so it never takes the core a recall runs on), warms the view's matrix
 from the database, then embeds missing vectors a few at a time, and only while
 its owner says no request is in flight. It sleeps until `poke()` (a memory was
 added) or a periodic check (memories added by another process). `view()` hands
@@ -99,7 +99,7 @@ class Backfill:
         from localmem.memory.search import semantic
         from localmem.memory.search.semantic_view import SemanticView
 
-        view = SemanticView(semantic.Embedder(threads=1))
+        view = SemanticView(semantic.Embedder())
         view.embedder.query("warm up")  # the first call pays for page faults of the weights
         conn = self._connect()
         if conn is not None:
@@ -132,8 +132,16 @@ class Backfill:
         assert self._view is not None
         if not self._keep_going():
             return True
+        before = self.embedded
+
+        def count(done: int, total: int) -> None:
+            self.embedded = before + done
+
         done = semantic.embed_pending(
-            conn, self._view.embedder, batch=self._batch, keep_going=self._keep_going
+            conn,
+            self._view.embedder,
+            batch=self._batch,
+            progress=count,
+            keep_going=self._keep_going,
         )
-        self.embedded += done
         return done > 0
