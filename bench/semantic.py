@@ -270,7 +270,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=220)
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--steps", default="cold,latency,backlog", help="which steps 3-5 to run")
     args = parser.parse_args()
+    steps = set(args.steps.split(","))
     # One OpenMP thread, as the MCP server runs the model (decision 95); the cold-start
     # processes get the environment as it was, as `localmem search` would.
     cold_env.update(os.environ)
@@ -298,9 +300,12 @@ def main() -> None:
                 f"({(after - before) / size:.0f} bytes each; {synthetic:,} synthetic)",
                 flush=True,
             )
-        cold(path, args.runs)
-        latency(path, queries)
-        with_backlog(path, queries)
+        if "cold" in steps:
+            cold(path, args.runs)
+        if "latency" in steps:
+            latency(path, queries)
+        if "backlog" in steps:
+            with_backlog(path, queries)
 
 
 if __name__ == "__main__":

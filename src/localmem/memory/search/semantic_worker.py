@@ -1,11 +1,12 @@
 """The semantic view of a long-lived process (the MCP server): loaded once in the
 background, and a low-priority worker that embeds the backlog between requests.
 
-`Backfill.start()` starts one daemon thread that loads the model (on one OpenMP
-thread, decision 96, so it never takes the core a recall runs on), warms the view's matrix
-from the database, then embeds missing vectors a few at a time, and only while
-its owner says no request is in flight. It sleeps until `poke()` (a memory was
-added) or a periodic check (memories added by another process). `view()` hands
+`Backfill.start()` starts one daemon thread that loads the model (on one
+OpenMP thread, decision 96, so it never takes more than one core) and warms
+the view's matrix from the database, then, at the lowest CPU priority, embeds
+missing vectors a few at a time, and only while its owner says no request is
+in flight. It sleeps until `poke()` (a memory was added) or a periodic check
+(memories added by another process). `view()` hands
 the loaded `SemanticView` to the owner's store thread, waiting for the load if a
 recall comes first. Writes never wait for the model: an add only pokes.
 """
@@ -28,6 +29,20 @@ BATCH = 8  # memories embedded between two looks at whether a request came in
 IDLE_CHECK_SECONDS = 0.01  # how often a waiting worker looks again while requests run
 POLL_SECONDS = 30.0  # how often an idle worker looks for memories added elsewhere
 LOAD_TIMEOUT_SECONDS = 30.0  # the longest a recall waits for the model's first load
+
+
+def lower_priority() -> None:
+    """Make the calling thread the last to get a core (nice 19 on Linux, where a thread
+    has its own priority), so embedding never takes the CPU from a recall or from the
+    user's other work. Elsewhere the worker still waits for idle moments."""
+    import os
+    import sys
+
+    if sys.platform.startswith("linux"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        except OSError:
+            log.debug("could not lower the embedding thread's priority")
 
 
 class Backfill:
@@ -74,12 +89,13 @@ class Backfill:
 
     def _run(self) -> None:
         try:
-            self._load()
+            self._load()  # at normal priority: a recall may be waiting for it
         except Exception:
             log.exception("the semantic view could not be loaded; recall stays lexical")
             return
         finally:
             self._loaded.set()
+        lower_priority()
         conn: sqlite3.Connection | None = None
         try:
             while not self._stopping.is_set():
