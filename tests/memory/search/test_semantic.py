@@ -99,6 +99,31 @@ def test_embed_command_stores_vectors_and_the_view_finds_a_paraphrase(
         assert len(best) == 5 and len(view) == 5
 
 
+def test_embed_shows_progress_on_a_terminal(tmp_path: Path, env: dict[str, str]) -> None:
+    import os
+    import pty
+
+    path = tmp_path / "m.db"
+    with open_at(path) as store:
+        fill(store)
+    leader, follower = pty.openpty()
+    done = subprocess.run(
+        [script("localmem"), "embed"],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env={**env, "LOCALMEM_DB": str(path)},
+        timeout=120,
+    )
+    os.close(follower)
+    shown = os.read(leader, 4096).decode()
+    os.close(leader)
+    assert done.returncode == 0
+    assert "embedding 5/5" in shown
+    lines = done.stdout.decode().splitlines()
+    assert lines[0].startswith("embedded 5 memories in ") and lines[0].endswith(" memories/s")
+    assert lines[1] == "5 of 5 memories have vectors"
+
+
 def test_stats_reports_vectors(tmp_path: Path, env: dict[str, str]) -> None:
     path = tmp_path / "m.db"
     with open_at(path) as store:
@@ -276,3 +301,20 @@ def test_upgrade_from_version_2_adds_the_vectors_table(tmp_path: Path) -> None:
         assert store.stats().vectors == 0
         assert store.embed() == 1
         assert store.stats().vectors == 1
+
+
+def test_embedding_asks_before_each_memory_and_keeps_what_it_did(tmp_path: Path) -> None:
+    # The MCP worker's `keep_going` waits while a request runs and says stop on shutdown:
+    # it is asked before every memory, and what was embedded before a stop is written.
+    with open_at(tmp_path / "m.db") as store:
+        fill(store)
+        asked: list[int] = []
+
+        def keep_going() -> bool:
+            asked.append(1)
+            return len(asked) <= 3
+
+        embedder = semantic.Embedder()
+        done = semantic.embed_pending(store.connection, embedder, batch=2, keep_going=keep_going)
+        assert (done, len(asked), store.stats().vectors) == (3, 4, 3)
+        assert semantic.embed_pending(store.connection, embedder, batch=2) == 2

@@ -194,7 +194,7 @@ def store_vectors(
     conn: sqlite3.Connection,
     model: str,
     batch: Sequence[tuple[int, str]],
-    vectors: NDArray[numpy.float32],
+    vectors: Sequence[NDArray[numpy.float32]] | NDArray[numpy.float32],
 ) -> int:
     """Write the vectors of `batch` ((memory id, embedded text) pairs) in one short
     transaction; a memory deleted or changed since its text was read is skipped, and
@@ -238,7 +238,7 @@ def embed_pending(
 
     The backlog is read a chunk at a time (one scan per CHUNK memories, not per
     batch) and embedded `batch` memories at a time, each batch written in its own
-    short transaction. `keep_going` is asked before each batch (the MCP worker
+    short transaction. `keep_going` is asked before each memory (the MCP worker
     waits there while a request runs, and stops on shutdown); `progress` is told
     (done, total) after each batch."""
     total = count_pending(conn, embedder.name) if progress is not None else 0
@@ -251,12 +251,29 @@ def embed_pending(
         if not chunk:
             break
         for start in range(0, len(chunk), batch):
-            if keep_going is not None and not keep_going():
-                return done
-            rows = chunk[start : start + batch]
+            wanted = chunk[start : start + batch]
+            vectors = _embed(embedder, [text for _, text in wanted], keep_going)
+            rows = wanted[: len(vectors)]
             tried.update(memory_id for memory_id, _ in rows)
-            vectors = embedder.passages([text for _, text in rows])
-            done += store_vectors(conn, embedder.name, rows, vectors)
-            if progress is not None:
-                progress(done, max(total, done))
+            if rows:
+                done += store_vectors(conn, embedder.name, rows, vectors)
+                if progress is not None:
+                    progress(done, max(total, done))
+            if len(rows) < len(wanted):
+                return done  # told to stop
     return done
+
+
+def _embed(
+    embedder: Embedder, texts: list[str], keep_going: Callable[[], bool] | None
+) -> Sequence[NDArray[numpy.float32]]:
+    """The texts' vectors: in one call, or, with `keep_going`, one text at a time, asking
+    before each (a request waits for at most one memory's embedding, not a batch's)."""
+    if keep_going is None:
+        return list(embedder.passages(texts))
+    vectors = []
+    for text in texts:
+        if not keep_going():
+            break
+        vectors.append(embedder.passages([text])[0])
+    return vectors
