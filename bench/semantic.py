@@ -24,7 +24,9 @@ Prints, for each size:
 4. `SemanticView.scores()` p50/p95 over --queries distinct queries (query
    embedding included; a workspace + global scope, as a recall asks), and the
    embedding alone, in a warm process after 20 warm-up queries.
-5. A recall while the backlog is embedded: `scores()` latency while a
+5. The MCP server's background load (`Backfill`: the model, a warm-up query and
+   the store's view; the model is already imported in this process, so a fresh
+   server pays the import of step 3 on top). A recall while the backlog is embedded: `scores()` latency while a
    `Backfill` worker (the MCP server's) embeds BACKLOG memories in the same
    process, gated as the server gates it (it waits while a call is in flight),
    against the same queries with the worker stopped.
@@ -238,9 +240,12 @@ def with_backlog(path: Path, queries: list[tuple[str, str]]) -> None:
             in_flight = [0]
             held = [False]
             backfill = Backfill(lambda: db, lambda: in_flight[0] == 0 and not held[0])
+            started = time.perf_counter()
             backfill.start()
             view = backfill.view()
             assert view is not None
+            took = (time.perf_counter() - started) * 1000
+            print(f"  the MCP server's background load (model + this view): {took:.0f} ms")
             for text, workspace in queries[:WARMUP]:
                 view.scores(store.connection, text, (workspace, "global"), None, 50)
             busy: list[float] = []

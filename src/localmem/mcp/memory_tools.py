@@ -61,11 +61,15 @@ class MemoryTools:
         return self._store
 
     def _attach_view(self, store: Store) -> None:
-        # The server loads the model once, in the background; a recall that comes before
-        # the load is over waits for it rather than loading a second copy.
+        # The server loads the model once, in the background (decision 95); a recall that
+        # comes before the load is over is answered lexically rather than wait for it or
+        # load a second copy.
         if self._backfill is None or self._view_attached:
             return
-        store.use_semantic_view(self._backfill.view())
+        if not self._backfill.ready():
+            store.use_semantic_view(None)
+            return
+        store.use_semantic_view(self._backfill.view(timeout=0))
         self._view_attached = True
 
     def _workspace(self, store: Store, name: str | None, *, for_write: bool) -> str:

@@ -160,7 +160,8 @@ class Store:
 
     def use_semantic_view(self, view: SemanticView | None) -> None:
         """Adopt a view loaded elsewhere (the MCP server loads it on a background thread);
-        None: its load failed, so this store stays lexical."""
+        None: none for now (still loading, or its load failed), so searches stay lexical
+        until a view is given."""
         self._view = view
         self._view_refused = view is None
         if view is not None:

@@ -7,8 +7,9 @@ the view's matrix from the database, then, at the lowest CPU priority, embeds
 missing vectors a few at a time, and only while its owner says no request is
 in flight. It sleeps until `poke()` (a memory was added) or a periodic check
 (memories added by another process). `view()` hands
-the loaded `SemanticView` to the owner's store thread, waiting for the load if a
-recall comes first. Writes never wait for the model: an add only pokes.
+the loaded `SemanticView` to the owner's store thread once `ready()`; the MCP
+server answers a recall that comes before that lexically rather than wait.
+Writes never wait for the model: an add only pokes.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ log = logging.getLogger("localmem.semantic")
 BATCH = 8  # memories embedded between two looks at whether a request came in
 IDLE_CHECK_SECONDS = 0.01  # how often a waiting worker looks again while requests run
 POLL_SECONDS = 30.0  # how often an idle worker looks for memories added elsewhere
-LOAD_TIMEOUT_SECONDS = 30.0  # the longest a recall waits for the model's first load
+LOAD_TIMEOUT_SECONDS = 30.0  # how long `view()` waits for the load by default
 
 
 def lower_priority() -> None:
@@ -73,6 +74,10 @@ class Backfill:
     def poke(self) -> None:
         """There may be new work (a memory was added)."""
         self._wake.set()
+
+    def ready(self) -> bool:
+        """The load is over (done, or failed: then `view()` is None)."""
+        return self._loaded.is_set()
 
     def view(self, timeout: float = LOAD_TIMEOUT_SECONDS) -> SemanticView | None:
         """The loaded view, waiting up to `timeout` for the load; None if it failed."""
