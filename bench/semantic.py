@@ -26,7 +26,7 @@ Prints, for each size:
    embedding alone, in a warm process after 20 warm-up queries.
 5. The MCP server's background load (`Backfill`: the model, a warm-up query and
    the store's view; the model is already imported in this process, so a fresh
-   server pays the import of step 3 on top). A recall while the backlog is embedded: `scores()` latency while a
+   server pays the import of step 3 on top). Then `scores()` latency while a
    `Backfill` worker (the MCP server's) embeds BACKLOG memories in the same
    process, gated as the server gates it (it waits while a call is in flight),
    against the same queries with the worker stopped.
