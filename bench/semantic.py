@@ -29,7 +29,8 @@ Prints, for each size:
    server pays the import of step 3 on top). Then `scores()` latency while a
    `Backfill` worker (the MCP server's) embeds BACKLOG memories in the same
    process, gated as the server gates it (it waits while a call is in flight),
-   against the same queries with the worker stopped.
+   against the same number of queries with the worker held back, in
+   alternating blocks of 20.
 
 Everything in this process runs the model on one thread, as the MCP server does.
 """
