@@ -18,9 +18,10 @@ SESSION_CEILING = 900
 
 
 def test_snippet_and_tool_descriptions_fit_the_ceiling() -> None:
-    total = estimate_tokens(POINTER_SNIPPET) + estimate_tokens(memory_tools_text())
-    assert total <= SESSION_CEILING, f"{total} estimated tokens > {SESSION_CEILING}"
-    assert estimate_tokens(session_cost_text()) <= SESSION_CEILING
+    for semantic in (False, True):  # with the semantic view off and on
+        total = estimate_tokens(POINTER_SNIPPET) + estimate_tokens(memory_tools_text(semantic))
+        assert total <= SESSION_CEILING, f"{total} estimated tokens > {SESSION_CEILING}"
+        assert estimate_tokens(session_cost_text(semantic)) <= SESSION_CEILING
 
 
 def test_the_counted_text_is_what_serve_lists() -> None:

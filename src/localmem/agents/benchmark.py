@@ -13,18 +13,16 @@ Reads only: a missing database counts as an empty core block and is not created.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from localmem.agents.instructions import InstructionFile, always_loaded
-from localmem.agents.snippet import POINTER_SNIPPET
+from localmem.agents.snippet import POINTER_SNIPPET, memory_tools_text
 from localmem.memory.model import GLOBAL
 from localmem.memory.search import lookup, recall
 from localmem.memory.search.tokens import estimate_tokens
 from localmem.memory.store import Store
-from localmem.tools import MEMORY_TOOLS, input_schema
 
 CAVEAT = (
     "Estimates: tokens are counted as characters / 4, real tokenizers differ by model "
@@ -77,12 +75,9 @@ def _tokens(text: str) -> int:
 
 
 def tool_descriptions_text() -> str:
-    """The memory tools as a tool list carries them: name, description, input schema."""
-    listed = [
-        {"name": t.name, "description": t.description, "inputSchema": input_schema(t)}
-        for t in MEMORY_TOOLS
-    ]
-    return json.dumps(listed, ensure_ascii=False)
+    """The memory tools as a tool list carries them: name, description, input schema
+    (the variant `serve` offers here, with or without the semantic view)."""
+    return memory_tools_text()
 
 
 def core_text(store: Store, workspace: str) -> str:

@@ -21,22 +21,27 @@ reusable knowledge to `workspace: "global"`, and a bug's lesson as \
 """
 
 
-def memory_tools_text() -> str:
+def memory_tools_text(semantic: bool | None = None) -> str:
     """The memory tools as an agent loads them from `tools/list`: name, description and
     input schema of each, as compact JSON. Built from `localmem.tools` without the SDK,
-    so `benchmark` can count it cheaply; a test checks it matches what `serve` lists."""
+    so `benchmark` can count it cheaply; a test checks it matches what `serve` lists.
+    `semantic`: the variant for the semantic view on or off (default: as it is here)."""
     import json
 
-    from localmem.tools import MEMORY_TOOLS, input_schema
+    from localmem.tools import input_schema, memory_tools
 
+    if semantic is None:
+        from localmem.memory.search.semantic import enabled
+
+        semantic = enabled()
     entries = [
         {"name": t.name, "description": t.description, "inputSchema": input_schema(t)}
-        for t in MEMORY_TOOLS
+        for t in memory_tools(semantic)
     ]
     return json.dumps(entries, ensure_ascii=False)
 
 
-def session_cost_text() -> str:
+def session_cost_text(semantic: bool | None = None) -> str:
     """Everything localmem adds to every session before any recall: the pointer snippet
     and the memory tools' list entries (the core block comes on top, per recall)."""
-    return POINTER_SNIPPET + memory_tools_text()
+    return POINTER_SNIPPET + memory_tools_text(semantic)

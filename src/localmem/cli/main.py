@@ -411,6 +411,15 @@ def dedupe(
 
 
 @cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def embed(as_json: bool) -> None:
+    """Compute the missing vectors of the semantic view (the extra localmem[semantic])."""
+    from localmem.cli.maintenance import run_embed
+
+    run_embed(as_json)
+
+
+@cli.command()
 @click.option("-w", "--workspace", help="Only this workspace (default: every memory).")
 @click.option("-o", "--output", metavar="FILE", help="Write to FILE instead of stdout.")
 def export(workspace: str | None, output: str | None) -> None:

@@ -1,9 +1,10 @@
-"""The maintenance commands: `audit`, `redact`, `gc`, `dedupe`, `export`, `restore`, `mirror`.
+"""The maintenance commands: `audit`, `redact`, `gc`, `dedupe`, `embed`, `export`, `restore`,
+`mirror`.
 
 `cli.py` declares the options; these functions call one domain function in
 `localmem.memory` (audit, gc, dedupe, transfer, restore, mirror) and print its
 result as text or JSON. Questions (`dedupe --review`) need a terminal; progress
-(`restore`) goes to stderr, and only on a terminal.
+(`restore`, `embed`) goes to stderr, and only on a terminal.
 """
 
 from __future__ import annotations
@@ -430,6 +431,43 @@ def run_restore(path: str, as_json: bool) -> None:
         click.echo(f"near-duplicate queue: {report.queued} pair(s) to review (`localmem dedupe`)")
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
+
+
+# ---- embed -------------------------------------------------------------------------
+
+
+def run_embed(as_json: bool) -> None:
+    import time
+
+    from localmem.memory.search import semantic
+
+    semantic.require()  # the sentence before the database is opened
+    show: Callable[[int, int], None] | None = None
+    if sys.stderr.isatty():
+
+        def show(done: int, total: int) -> None:
+            click.echo(f"\rembedding {done}/{total}", nl=False, err=True)
+
+    start = time.perf_counter()
+    with localmem.open(create=False) as store:
+        embedded = store.embed(progress=show)
+        stats = store.stats()
+    seconds = time.perf_counter() - start
+    if show is not None:
+        click.echo("", err=True)
+    if as_json:
+        _echo_json(
+            {
+                "embedded": embedded,
+                "total_with_vectors": stats.vectors,
+                "total": stats.total,
+                "seconds": round(seconds, 3),
+            }
+        )
+        return
+    rate = f", {embedded / seconds:.1f} memories/s" if embedded and seconds > 0 else ""
+    click.echo(f"embedded {embedded} memories in {seconds:.1f} s{rate}")
+    click.echo(f"{stats.vectors} of {stats.total} memories have vectors")
 
 
 # ---- mirror ------------------------------------------------------------------------

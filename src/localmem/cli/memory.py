@@ -253,6 +253,7 @@ def stats_dict(stats: Stats, message: str | None = None) -> dict[str, Any]:
         "near_duplicate_queue": stats.near_duplicate_queue,
         "warnings": list(stats.warnings),
         "message": message,
+        "semantic": {"on": stats.semantic_on, "vectors": stats.vectors, "status": stats.semantic},
     }
 
 
@@ -285,6 +286,7 @@ def run_stats(as_json: bool) -> None:
         "(the fullest workspace, with global)"
     )
     click.echo(f"near-duplicate queue: {stats.near_duplicate_queue}")
+    click.echo(stats.semantic)
     for warning in stats.warnings:
         click.echo(f"warning: {warning}")
 

@@ -339,15 +339,19 @@ def run_init(yes: bool, import_all: bool, workspace: str | None, as_json: bool =
 def _init_database(state: _Init, writes: bool) -> bool:
     path = paths.memory_db()
     existed = path.exists()
+    from localmem.memory.search import semantic
+
     if not writes:
         plan = "exists (would be upgraded if needed)" if existed else "would be created"
         state.say(f"database: {path} {plan}")
+        state.say(semantic.status_sentence())
         action = "would_upgrade" if existed else "would_create"
         state.report["database"] = {"path": str(path), "action": action}
         return False
     with localmem.open():
         pass
     state.say(f"database: {'ready (upgraded if needed)' if existed else 'created'} {path}")
+    state.say(semantic.status_sentence())
     state.report["database"] = {"path": str(path), "action": "ready" if existed else "created"}
     return True
 

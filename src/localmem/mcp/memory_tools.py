@@ -21,6 +21,7 @@ from localmem import paths
 from localmem.errors import InvalidInput
 
 if TYPE_CHECKING:
+    from localmem.memory.search.semantic_worker import Backfill
     from localmem.memory.store import Store
 
 _REFUSED_KIND = {
@@ -46,11 +47,13 @@ def refuse_add(args: dict[str, Any]) -> None:
 class MemoryTools:
     """The two memory tools over one lazily opened store."""
 
-    def __init__(self, cwd: Path | None = None) -> None:
+    def __init__(self, cwd: Path | None = None, backfill: Backfill | None = None) -> None:
         self._cwd = cwd if cwd is not None else Path(os.getcwd())
         self._store: Store | None = None
         # While LOCALMEM_NO_TRACKING is set and nothing was added yet: a read-only store.
         self._reader: Store | None = None
+        self._backfill = backfill  # the semantic view's loader and worker, when it is on
+        self._attached: set[int] = set()  # the stores (reader, writer) given the view
 
     def _open(self) -> Store:
         if self._store is None:
@@ -72,6 +75,18 @@ class MemoryTools:
             self._reader = localmem.open(for_recall=True)
         return self._reader
 
+    def _attach_view(self, store: Store) -> None:
+        # The server loads the model once, in the background (decision 95); a recall that
+        # comes before the load is over is answered lexically rather than wait for it or
+        # load a second copy.
+        if self._backfill is None or id(store) in self._attached:
+            return
+        if not self._backfill.ready():
+            store.use_semantic_view(None)
+            return
+        store.use_semantic_view(self._backfill.view(timeout=0))
+        self._attached.add(id(store))
+
     def _workspace(self, store: Store, name: str | None, *, for_write: bool) -> str:
         # The store's rule: detected from the folder the agent started us in, `all`
         # refused for writing with the sentence naming what to pass instead.
@@ -90,6 +105,7 @@ class MemoryTools:
 
             return {"results": [], "core_memory": "", "message": EMPTY_STORE}
         store = self._store or self._open_reader()
+        self._attach_view(store)
         searched = self._workspace(store, args.get("workspace"), for_write=False)
         recall = store.search(query, workspace=searched, k=int(args.get("k", 5)))
         return recall_payload(recall)
@@ -119,6 +135,8 @@ class MemoryTools:
             source=args.get("source") or None,
             supersedes=supersedes,
         )
+        if self._backfill is not None:
+            self._backfill.poke()  # the vector is computed later, between requests
         answer: dict[str, Any] = {
             "status": result.status,
             "id": result.id,

@@ -12,6 +12,9 @@ run on one dedicated worker thread, which owns the SQLite connection, so the
 event loop keeps answering while a write waits for a lock. Without `--facts`
 nothing here imports or opens the facts store; with it, the server's
 instructions carry the memory block, read when the server starts (decision 136).
+With the semantic view on, a background thread loads the model at start and
+embeds the backlog while no call is in flight (`memory.search.semantic_worker`);
+LOCALMEM_SEMANTIC=off turns it off.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import logging
 import sys
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
@@ -30,6 +33,9 @@ from mcp.server import Server, ServerRequestContext
 from localmem import __version__
 from localmem.errors import InvalidInput, LocalmemError
 from localmem.mcp.memory_tools import MemoryTools, refuse_add
+
+if TYPE_CHECKING:
+    from localmem.memory.search.semantic_worker import Backfill
 
 log = logging.getLogger("localmem.mcp")
 
@@ -58,11 +64,17 @@ FAILED = (
 )
 
 
-def tool_list(facts: bool = False) -> list[types.Tool]:
-    """The tools this server offers, generated from `localmem.tools`."""
+def tool_list(facts: bool = False, semantic: bool | None = None) -> list[types.Tool]:
+    """The tools this server offers, generated from `localmem.tools`; their descriptions
+    say whether search is lexical first (`semantic`: whether the semantic view is on,
+    by default as this process finds it)."""
     from localmem import tools
 
-    defs: list[Any] = list(tools.MEMORY_TOOLS)
+    if semantic is None:
+        from localmem.memory.search.semantic import enabled
+
+        semantic = enabled()
+    defs: list[Any] = list(tools.memory_tools(semantic=semantic))
     if facts:
         defs += list(tools.FACT_TOOLS)
     return [
@@ -159,10 +171,15 @@ class LocalmemServer:
     """The tools, their dispatch, and the worker thread that owns the store."""
 
     def __init__(self, facts: bool = False) -> None:
+        from localmem.memory.search.semantic import enabled
+
         self.facts = facts
-        self.tools = {tool.name: tool for tool in tool_list(facts)}
+        semantic = enabled()
+        self.tools = {tool.name: tool for tool in tool_list(facts, semantic)}
         self.fact_tools: frozenset[str] = frozenset()
-        self.memory = MemoryTools()
+        self._in_flight = 0  # tool calls running or queued; the embedding worker waits for 0
+        self.backfill = self._start_backfill() if semantic else None
+        self.memory = MemoryTools(backfill=self.backfill)
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="localmem-store")
         self._runners: dict[str, Callable[[dict[str, Any]], types.CallToolResult]] = {
             "memory_recall": lambda args: ok_result(self.memory.recall(args)),
@@ -174,6 +191,16 @@ class LocalmemServer:
             self.fact_tools = frozenset(tool.name for tool in FACT_TOOLS)
             for name in self.fact_tools:
                 self._runners[name] = self._facts_runner(name)
+
+    def _start_backfill(self) -> Backfill:
+        # The model loads at start, on a background thread (decision 95): the client's
+        # handshake covers most of its cost, and the first recall does not pay it.
+        from localmem import paths
+        from localmem.memory.search.semantic_worker import Backfill
+
+        backfill = Backfill(paths.memory_db, lambda: self._in_flight == 0)
+        backfill.start()
+        return backfill
 
     @staticmethod
     def _facts_runner(name: str) -> Callable[[dict[str, Any]], types.CallToolResult]:
@@ -219,9 +246,15 @@ class LocalmemServer:
         self, name: str, arguments: Mapping[str, Any] | None
     ) -> types.CallToolResult:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._worker, self.call, name, arguments)
+        self._in_flight += 1  # only the event loop's thread counts, so no lock is needed
+        try:
+            return await loop.run_in_executor(self._worker, self.call, name, arguments)
+        finally:
+            self._in_flight -= 1
 
     def close(self) -> None:
+        if self.backfill is not None:
+            self.backfill.stop()
         try:
             self._worker.submit(self.memory.close).result()
         except Exception:

@@ -28,7 +28,7 @@ from localmem.memory.model import (
     WorkspaceCount,
 )
 from localmem.memory.schema import read_snapshot, utc_text, write_transaction
-from localmem.memory.search import index, lookup, recall
+from localmem.memory.search import index, lookup, recall, semantic
 from localmem.memory.write import check_kind, normalize_keywords, redact
 
 
@@ -155,6 +155,7 @@ def stats(conn: sqlite3.Connection, path: Path) -> Stats:
             (lookup.core_rows(conn, [ws, GLOBAL])[2] for ws in [GLOBAL, *core_workspaces]),
             default=0,
         )
+        vectors = semantic.count_current(conn, semantic.model_name())
         warnings: dict[str, None] = {}  # a global overflow is said once, not per workspace
         for ws in core_workspaces:
             warning = _core_warning(conn, ws)
@@ -169,6 +170,9 @@ def stats(conn: sqlite3.Connection, path: Path) -> Stats:
         core_cap=CORE_TOKEN_CAP,
         near_duplicate_queue=queue,
         warnings=tuple(warnings),
+        vectors=vectors,
+        semantic_on=semantic.enabled(),
+        semantic=semantic.status_sentence(vectors, sum(c.count for c in counts)),
     )
 
 

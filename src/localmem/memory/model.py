@@ -133,3 +133,6 @@ class Stats:
     core_cap: int
     near_duplicate_queue: int
     warnings: tuple[str, ...] = field(default=())
+    vectors: int = 0  # memories with a current vector of the semantic view
+    semantic_on: bool = False
+    semantic: str = ""  # the view's status sentence (on, off, how to turn it on)

@@ -117,15 +117,6 @@ def _m2_tracking(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE memories ADD COLUMN last_recalled_at TEXT")
 
 
-def _m4_browse_indexes(conn: sqlite3.Connection) -> None:
-    # The web view lists memories newest first by created time, last recall or times
-    # recalled (`memory.browse`); an index per order keeps page 1 instant at 100k rows
-    # and lets a deep page walk the index instead of sorting the table.
-    conn.execute("CREATE INDEX memories_created ON memories(created_at)")
-    conn.execute("CREATE INDEX memories_last_recalled ON memories(last_recalled_at)")
-    conn.execute("CREATE INDEX memories_recalled_count ON memories(recalled_count)")
-
-
 def _m3_derived_data(conn: sqlite3.Connection) -> None:
     # The stored terms of each memory (near-duplicate overlap), the document frequency
     # of each index term (the ranking reads only the rarer ones, so a search costs the
@@ -147,11 +138,67 @@ def _m3_derived_data(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m4_browse_indexes(conn: sqlite3.Connection) -> None:
+    # The web view lists memories newest first by created time, last recall or times
+    # recalled (`memory.browse`); an index per order keeps page 1 instant at 100k rows
+    # and lets a deep page walk the index instead of sorting the table.
+    conn.execute("CREATE INDEX memories_created ON memories(created_at)")
+    conn.execute("CREATE INDEX memories_last_recalled ON memories(last_recalled_at)")
+    conn.execute("CREATE INDEX memories_recalled_count ON memories(recalled_count)")
+
+
+def _m5_vectors(conn: sqlite3.Connection) -> None:
+    # The semantic view (decision 94): one vector per memory, float16 bytes, tagged with
+    # the model that made it and a hash of the text it embeds. `seq` rises with every
+    # change a reader must see (a new vector, a stale mark, a new kind or workspace),
+    # so a long-lived reader loads only the rows past the last `seq` it saw.
+    _run_script(
+        conn,
+        """
+        CREATE TABLE vectors (
+            memory_id INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            vector BLOB NOT NULL
+        );
+        CREATE INDEX vectors_seq ON vectors(seq);
+        -- Deletions a reader cannot see through `seq`: a counter it compares.
+        CREATE TABLE vector_state (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            deletions INTEGER NOT NULL
+        );
+        INSERT INTO vector_state(id, deletions) VALUES (1, 0);
+
+        -- Triggers, not the foreign key alone: a connection may run with foreign keys off.
+        CREATE TRIGGER vectors_forget AFTER DELETE ON memories BEGIN
+            DELETE FROM vectors WHERE memory_id = old.id;
+        END;
+        CREATE TRIGGER vectors_deleted AFTER DELETE ON vectors BEGIN
+            UPDATE vector_state SET deletions = deletions + 1 WHERE id = 1;
+        END;
+        -- New text: the vector is stale (an empty hash matches no text) until re-embedded.
+        CREATE TRIGGER vectors_stale AFTER UPDATE OF content, keywords ON memories
+        WHEN old.content IS NOT new.content OR old.keywords IS NOT new.keywords BEGIN
+            UPDATE vectors SET content_hash = '',
+                seq = (SELECT COALESCE(MAX(seq), 0) + 1 FROM vectors)
+            WHERE memory_id = new.id;
+        END;
+        CREATE TRIGGER vectors_rescope AFTER UPDATE OF kind, workspace ON memories
+        WHEN old.kind IS NOT new.kind OR old.workspace IS NOT new.workspace BEGIN
+            UPDATE vectors SET seq = (SELECT COALESCE(MAX(seq), 0) + 1 FROM vectors)
+            WHERE memory_id = new.id;
+        END;
+        """,
+    )
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], None]], ...] = (
     (1, "initial schema", _m1_initial),
     (2, "recall tracking columns", _m2_tracking),
     (3, "stored terms, term frequencies, live-core index", _m3_derived_data),
     (4, "indexes for browsing", _m4_browse_indexes),
+    (5, "semantic view vectors", _m5_vectors),
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from localmem import paths
 from localmem.memory import browse as browsing
@@ -32,7 +33,10 @@ from localmem.memory.model import (
     Stats,
 )
 from localmem.memory.readonly import open_for_recall, tracking_enabled
-from localmem.memory.search import lookup, recall
+from localmem.memory.search import lookup, recall, semantic
+
+if TYPE_CHECKING:
+    from localmem.memory.search.semantic_view import SemanticView
 
 Clock = Callable[[], datetime]
 # Told after each write that changed something: the connection, the database path and
@@ -63,6 +67,10 @@ class Store:
         self._pending: dict[int, int] = {}
         # A change made inside a caller's transaction, mirrored once it is over (on close).
         self._unmirrored: str | None = None
+        # The semantic view, loaded on first use (the model costs ~0.1 s to load).
+        self._embedder: semantic.Embedder | None = None
+        self._view: SemanticView | None = None
+        self._view_refused = False  # a loader elsewhere failed: stay lexical, do not retry
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -127,6 +135,41 @@ class Store:
                 self._pending[memory.id] = self._pending.get(memory.id, 0) + 1
             self._flush_tracking()
         return result
+
+    def embed(self, limit: int | None = None, progress: semantic.Progress | None = None) -> int:
+        """Compute the missing or stale vectors of the semantic view (at most `limit`);
+        returns how many it embedded. `progress(done, total)` is called after each batch.
+        Raises SemanticUnavailable (one sentence) when the extra is missing or
+        LOCALMEM_SEMANTIC=off."""
+        semantic.require()
+        name = self._embedder.name if self._embedder is not None else semantic.model_name()
+        if name is not None and semantic.count_pending(self._conn, name) == 0:
+            return 0  # nothing to do: no need to load the model
+        return semantic.embed_pending(self._conn, self._load_embedder(), limit, progress=progress)
+
+    def semantic_view(self) -> SemanticView | None:
+        """The semantic view of this store, loaded on first use; None when it is off."""
+        if self._view is None:
+            if self._view_refused or not semantic.enabled():
+                return None
+            from localmem.memory.search.semantic_view import SemanticView
+
+            self._view = SemanticView(self._load_embedder())
+        return self._view
+
+    def use_semantic_view(self, view: SemanticView | None) -> None:
+        """Adopt a view loaded elsewhere (the MCP server loads it on a background thread);
+        None: none for now (still loading, or its load failed), so searches stay lexical
+        until a view is given."""
+        self._view = view
+        self._view_refused = view is None
+        if view is not None:
+            self._embedder = view.embedder
+
+    def _load_embedder(self) -> semantic.Embedder:
+        if self._embedder is None:
+            self._embedder = semantic.Embedder()
+        return self._embedder
 
     def record_recall(self, ids: Iterable[int]) -> None:
         """Count rows a surface showed from a `track=False` search (the hook's lines),
