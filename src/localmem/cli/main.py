@@ -102,14 +102,20 @@ def snippet() -> None:
     is_flag=True,
     help="Developers: rewrite the pinned baseline of the bundled fixtures (see docs/eval.md).",
 )
-def eval_command(fixtures: tuple[str, ...], as_json: bool, write_baseline: bool) -> None:
+@click.option(
+    "--lexical", is_flag=True, help="Answer with the lexical ranking even when the view is on."
+)
+def eval_command(
+    fixtures: tuple[str, ...], as_json: bool, write_baseline: bool, lexical: bool
+) -> None:
     """Measure recall quality on a throwaway database (never your own).
 
-    By default both bundled fixtures run: peer-bilingual-v1 and conversational-v1.
+    By default every bundled fixture runs: peer-bilingual-v1, conversational-v1,
+    madial-en-v1 and prompts-v1.
     """
     from localmem.eval.report import command
 
-    command(fixtures, as_json=as_json, write_baseline=write_baseline)
+    command(fixtures, as_json=as_json, write_baseline=write_baseline, lexical=lexical)
 
 
 @cli.command()

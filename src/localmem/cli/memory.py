@@ -220,7 +220,11 @@ def run_search(
     with store:
         scope = _workspace(store, workspace, every=every)
         if context:
-            recall = store.search(query, workspace=scope, k=k, kind=kind, track=False)
+            # The prompt hook's output stays lexical wherever it is computed: a cold load
+            # of the model costs more than the hook's budget (decision 90).
+            recall = store.search(
+                query, workspace=scope, k=k, kind=kind, track=False, semantic_view=False
+            )
             shown = [
                 (h.memory.workspace, h.memory.content, h.memory.id, h.weak) for h in recall.hits
             ]

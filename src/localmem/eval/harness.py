@@ -22,7 +22,11 @@ carries the core block ahead of its hits (SPEC section 5), and a core row is
 never repeated among them.
 
 Beside it, computed in the same run over the same memories: `bm25`, the bare
-FTS5 query of `eval/bm25.py`, the plain baseline the ranking must beat.
+FTS5 query of `eval/bm25.py`, the plain baseline the ranking must beat; and,
+when the semantic view is on (its vectors computed for the fixture first), the
+`lexical` ranking alone and the `semantic` view alone, so the fused ranking
+that answered is seen against both of its parts. `lexical=True` (`eval
+--lexical`) makes the lexical ranking the one that answers.
 
 The clock is fixed and tracking is off so that a report depends on the ranking
 alone, never on the day it runs or on the order of the queries; that is what
@@ -174,20 +178,31 @@ class _Clock:
         return self.now
 
 
-def run(fixture: Fixture, progress: Progress | None = None) -> Report:
+def run(fixture: Fixture, progress: Progress | None = None, *, lexical: bool = False) -> Report:
     """Write `fixture` into a throwaway database, ask every query, and score the answers."""
     import localmem
+    from localmem.memory.search import semantic
 
     clock = _Clock()
+    fused = not lexical and semantic.enabled()
+    compare: dict[str, Scores] = {}
     with tempfile.TemporaryDirectory(prefix="localmem-eval-") as folder:
         store = localmem.open(Path(folder) / "eval.db", create=True, clock=clock)
         try:
             by_row = _write(store, fixture, clock, progress)
             clock.now = EPOCH
+            if fused:
+                store.embed(progress=_embedding(fixture.name, progress))
             results = [
-                _ask(store, query, by_row, fixture, index, progress)
+                _ask(store, query, by_row, fixture, index, progress, fused)
                 for index, query in enumerate(fixture.queries)
             ]
+            if fused:
+                lexical_only = [
+                    _ask(store, q, by_row, fixture, 0, None, False) for q in fixture.queries
+                ]
+                compare["lexical"] = score(lexical_only)
+                compare["semantic"] = score(_nearest(store, fixture, by_row), judged=False)
         finally:
             store.close()
     baseline = Baseline([(m.id, m.content, m.keywords) for m in fixture.corpus])
@@ -201,14 +216,38 @@ def run(fixture: Fixture, progress: Progress | None = None) -> Report:
         fixture=fixture.name,
         source=fixture.source,
         memories=len(fixture.corpus),
-        ranking="lexical",
+        ranking="fused" if fused else "lexical",
         scores=score(results),
         answered_by={
             stage: sum(1 for r in results if r.answered_by == stage) for stage in ANSWERED_BY
         },
         queries=tuple(results),
-        compare={"bm25": score(plain, judged=False)},
+        compare={**compare, "bm25": score(plain, judged=False)},
     )
+
+
+def _embedding(name: str, progress: Progress | None) -> Callable[[int, int], None] | None:
+    if progress is None:
+        return None
+    return lambda done, total: progress(name, "embedding", done, total)
+
+
+def _nearest(store: Any, fixture: Fixture, by_row: dict[int, str]) -> list[QueryResult]:
+    """The semantic view alone: the nearest memories by cosine, core rows aside as the
+    recall keeps them."""
+    view = store.semantic_view()
+    core = {row for row, id_ in by_row.items() if _kind(fixture, id_) == "core"}
+    out = []
+    for query in fixture.queries:
+        pairs = view.scores(store.connection, query.text, [WORKSPACE], None, ASKED + len(core))
+        returned = tuple(by_row[i] for i, _ in pairs if i not in core)[:ASKED]
+        in_core = any(by_row[i] in query.relevant for i in core)
+        out.append(_result(query, returned, (), "none", in_core=in_core))
+    return out
+
+
+def _kind(fixture: Fixture, memory_id: str) -> str:
+    return next(m.kind for m in fixture.corpus if m.id == memory_id)
 
 
 def _write(
@@ -256,10 +295,13 @@ def _ask(
     fixture: Fixture,
     index: int,
     progress: Progress | None,
+    fused: bool,
 ) -> QueryResult:
     if progress is not None:
         progress(fixture.name, "asking", index, len(fixture.queries))
-    recall = store.search(query.text, workspace=WORKSPACE, k=ASKED, track=False)
+    recall = store.search(
+        query.text, workspace=WORKSPACE, k=ASKED, track=False, semantic_view=fused
+    )
     returned = tuple(by_row[hit.memory.id] for hit in recall.hits)
     confident = tuple(by_row[hit.memory.id] for hit in recall.hits if not hit.weak)
     answered_by = recall.hits[0].stage if recall.hits else "none"

@@ -95,7 +95,8 @@ def render(reports: Sequence[Report]) -> str:
         f"hook@{HOOK_K} is the share of them answered among the confident hits of the first "
         f"{HOOK_K} (what the prompt hook injects); silent counts off-corpus queries with no "
         "confident hit, empty those with no hit at all; bm25 is a bare FTS5 query over the "
-        "same memories, computed in this run."
+        "same memories, computed in this run; with the semantic view, fused is the ranking "
+        "that answered, lexical and semantic its two parts alone."
     )
     return "\n".join(lines)
 
@@ -131,11 +132,14 @@ def _row(name: str, scores: Scores, off_corpus: int) -> tuple[str, ...]:
     )
 
 
-def command(fixture_paths: Sequence[str], *, as_json: bool, write_baseline: bool) -> None:
+def command(
+    fixture_paths: Sequence[str], *, as_json: bool, write_baseline: bool, lexical: bool = False
+) -> None:
     """`localmem eval`: run the fixtures, print the reports, maybe rewrite the baseline."""
     import click
 
     from localmem.eval.fixture import load, load_bundled
+    from localmem.memory.search import semantic
 
     if write_baseline and fixture_paths:
         raise InvalidInput(
@@ -144,12 +148,17 @@ def command(fixture_paths: Sequence[str], *, as_json: bool, write_baseline: bool
     fixtures = [load(Path(path)) for path in fixture_paths] if fixture_paths else load_bundled()
     # Progress goes to a terminal only; piped or captured output stays clean.
     progress: Progress | None = _terminal_progress if sys.stderr.isatty() else None
-    reports = [run(fixture, progress) for fixture in fixtures]
+    reports = [run(fixture, progress, lexical=lexical) for fixture in fixtures]
     if progress is not None:
         click.echo("\r\033[K", err=True, nl=False)
+    status = semantic.status_sentence()
+    if lexical and semantic.enabled():
+        status += " (not used: --lexical)"
     if as_json:
-        click.echo(json.dumps({"fixtures": [r.to_dict() for r in reports]}, ensure_ascii=False))
+        document = {"semantic": status, "fixtures": [r.to_dict() for r in reports]}
+        click.echo(json.dumps(document, ensure_ascii=False))
     else:
+        click.echo(status)
         click.echo(render(reports))
     if write_baseline:
         path = write_baseline_file(reports)

@@ -123,9 +123,26 @@ class Store:
         k: int = 5,
         kind: str | None = None,
         track: bool | None = None,
+        semantic_view: bool = True,
     ) -> Recall:
-        """Recall memories for `query` in `workspace` (+ global), or every one for "all"."""
-        result = recall.recall(self._conn, query, workspace=workspace, k=k, kind=kind)
+        """Recall memories for `query` in `workspace` (+ global), or every one for "all".
+
+        The semantic view joins the ranking when it is on (decision 89);
+        `semantic_view=False` keeps this recall lexical (`eval --lexical`).
+        """
+        view = self.semantic_view() if semantic_view else None
+        nearest = None
+        if view is not None:
+            conn = self._conn
+
+            def nearest(
+                text: str, names: list[str] | None, kind: str | None, limit: int
+            ) -> list[tuple[int, float]]:
+                return view.scores(conn, text, names, kind, limit)
+
+        result = recall.recall(
+            self._conn, query, workspace=workspace, k=k, kind=kind, nearest=nearest
+        )
         if track is None:
             track = tracking_enabled()
         if track:
