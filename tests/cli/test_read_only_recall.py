@@ -7,6 +7,7 @@ index of the WAL, which every reader writes its read marks into (decision 104)."
 from __future__ import annotations
 
 import hashlib
+import shutil
 import sqlite3
 import subprocess
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ from maint_support import open_at
 from mcp_support import stdio_session
 
 from localmem.memory import schema
-from localmem.memory.search import index, tokens
+from localmem.memory.search import tokens
 
 QUERY = "how do we deploy the web app"
 STORED = "Deploy the web app with make deploy, never by hand"
@@ -47,25 +48,16 @@ def _stale_tokenizer(db: Path) -> None:
 
 
 def _old_schema(db: Path) -> None:
-    # The first released schema (migration 1 only, as tests/memory/test_schema.py builds
-    # it) holding one indexed memory.
+    # A database the first release made (schema 2; tests/memory/fixtures), one memory added
+    # by that release's own SQL so the query has something to find.
+    shutil.copyfile(Path(__file__).parents[1] / "memory" / "fixtures" / "release-1.db", db)
     conn = sqlite3.connect(db, isolation_level=None)
-    schema.migrate(conn, target=1)
-    conn.execute("BEGIN")
-    conn.execute("INSERT INTO workspaces(name, root, created_at) VALUES ('global', NULL, 'x')")
     conn.execute(
-        "INSERT INTO memories(id, content, dup_hash, workspace, kind, keywords, terms, "
-        "created_at, updated_at) VALUES (1, ?, ?, 'global', 'note', '', ?, ?, ?)",
-        (
-            STORED,
-            tokens.duplicate_hash(STORED),
-            " ".join(tokens.meaningful(STORED)),
-            "2026-01-01T00:00:00.000000Z",
-            "2026-01-01T00:00:00.000000Z",
-        ),
-    )
-    index.add_terms(conn, 1, STORED, [], 1)
-    conn.execute("COMMIT")
+        "INSERT INTO memories(id, content, dup_hash, workspace, kind, keywords, created_at, "
+        "updated_at) VALUES (7, ?, ?, 'global', 'note', '', ?, ?)",
+        (STORED, tokens.duplicate_hash(STORED), "2026-01-01T00:00:00.000000Z",
+         "2026-01-01T00:00:00.000000Z"),
+    )  # fmt: skip
     conn.close()
 
 

