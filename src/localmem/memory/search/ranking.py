@@ -55,6 +55,7 @@ KIND_FACTOR = 5  # with a kind filter, fetch this many more candidates before fi
 SEMANTIC_WEIGHT = 0.5  # of the fused score (decision 89)
 NEAREST = 50  # memories the semantic view proposes per query
 DENSE_CANDIDATES = 20  # of them, this many join the lexical candidates
+MIN_SPAN = 0.08  # cosines closer than this are not stretched apart (decision 89)
 AGREE_RANK = 10  # a lexical match must be among this many nearest to stay confident
 POSTING_BUDGET = 1500  # index entries read per query, at most (plus the rarest term's)
 
@@ -186,7 +187,7 @@ def fuse(lexical: list[Candidate], nearest: list[tuple[int, float]]) -> list[Can
             by_id[memory_id] = Candidate(memory_id, 0.0, "fallback", 0.0)
     best = max((c.score for c in lexical), default=0.0) or 1.0
     low = min(cosine.get(i, floor) for i in by_id)
-    span = max(cosine.get(i, floor) for i in by_id) - low or 1.0
+    span = max(max(cosine.get(i, floor) for i in by_id) - low, MIN_SPAN)
     out: list[Candidate] = []
     for c in by_id.values():
         near = (cosine.get(c.id, floor) - low) / span
