@@ -14,7 +14,6 @@ import hmac
 import ipaddress
 import os
 import secrets
-import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ from pathlib import Path
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 
-from localmem.errors import LocalmemError
+from localmem.listening import listen
 from localmem.paths import FileLock, ensure_folder, localmem_dir, write_atomic
 
 TOKEN_ENV = "LOCALMEM_TOKEN"
@@ -86,17 +85,6 @@ def _url(host: str, port: int) -> str:
     return f"http://{shown}:{port}"
 
 
-def _listen(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    try:
-        return socket.create_server((host, port), family=family)
-    except (OSError, OverflowError) as error:
-        reason = getattr(error, "strerror", None) or str(error)
-        raise LocalmemError(
-            f"cannot listen on {host} port {port} ({reason}); pass another --port or --host."
-        ) from None
-
-
 def run_http(host: str, port: int, facts: bool = False) -> None:
     """Serve MCP over streamable HTTP at `http://host:port/mcp` until interrupted."""
     import anyio
@@ -106,7 +94,7 @@ def run_http(host: str, port: int, facts: bool = False) -> None:
 
     log_to_stderr()
     token = load_token()
-    sock = _listen(host, port)
+    sock = listen(host, port, "pass another --port or --host")
     port = sock.getsockname()[1]
     if not is_loopback(host):
         print(

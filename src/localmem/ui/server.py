@@ -7,14 +7,13 @@ bound here too (`--port 0` picks a free one): a port in use is one sentence.
 
 from __future__ import annotations
 
-import socket
 import sys
 import webbrowser
 from pathlib import Path
 
 import localmem
 from localmem import paths
-from localmem.errors import LocalmemError
+from localmem.listening import listen
 
 DEFAULT_PORT = 8740
 
@@ -30,18 +29,6 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def listen(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    try:
-        return socket.create_server((host, port), family=family)
-    except (OSError, OverflowError) as error:
-        reason = getattr(error, "strerror", None) or str(error)
-        raise LocalmemError(
-            f"cannot listen on {host} port {port} ({reason}); pass another --port "
-            "(0 picks a free one) or stop what is using it."
-        ) from None
-
-
 def run_ui(host: str, port: int, *, open_browser: bool, facts: bool) -> None:
     import anyio
     import uvicorn
@@ -53,7 +40,7 @@ def run_ui(host: str, port: int, *, open_browser: bool, facts: bool) -> None:
     db: Path = paths.memory_db()
     with localmem.open(db, create=False):  # missing, unreadable or too new: one sentence
         pass
-    sock = listen(host, port)
+    sock = listen(host, port, "pass another --port (0 picks a free one) or stop what is using it")
     guard = Guard(host=host, port=sock.getsockname()[1])
     if not is_loopback(host):
         print(

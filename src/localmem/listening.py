@@ -1,0 +1,18 @@
+"""The listening socket both local servers open (`serve --http`, `ui`), refused in one
+sentence when the address cannot be had."""
+
+from __future__ import annotations
+
+import socket
+
+from localmem.errors import LocalmemError
+
+
+def listen(host: str, port: int, advice: str) -> socket.socket:
+    """A socket listening on `host`:`port`; LocalmemError ending with `advice` if not."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family)
+    except (OSError, OverflowError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise LocalmemError(f"cannot listen on {host} port {port} ({reason}); {advice}.") from None
