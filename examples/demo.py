@@ -103,8 +103,15 @@ def memory_part(env: dict[str, str]) -> None:
         "deploy",
     )
     localmem("search", "how do we deploy", "-w", "billing")
-    localmem("search", "why does login fail with 401", "-w", "billing", "--context")
+    # Whole sentences, as people type them to an agent; the hook line keeps confident hits.
+    prompt = "users get 401 errors on login right after we deployed, is it the tokens?"
+    localmem("search", prompt, "-w", "billing")
+    localmem("search", prompt, "-w", "billing", "--context")
     localmem("search", "favourite pizza topping", "-w", "billing")  # not stored: silence
+    # The semantic view (the extra, which `make demo` installs): vectors, then recall by
+    # meaning too; without the extra, `embed` says how to install it (exit status 1).
+    localmem("embed")
+    localmem("search", "why do users get logged out with unauthorized errors?", "-w", "billing")
     localmem("stats")
 
 
