@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import threading
 import urllib.parse
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from starlette.responses import HTMLResponse
 
 from localmem.memory.model import Memory
 from localmem.ui.html import Html, h, join, page_shell
 from localmem.ui.security import CSRF_FIELD, HEADERS, Guard
+
+if TYPE_CHECKING:
+    from localmem.memory.model import Recall
+    from localmem.memory.search.semantic_view import SemanticView
+    from localmem.memory.store import Store
 
 
 @dataclass(frozen=True)
@@ -22,6 +29,24 @@ class View:
     guard: Guard
     db: Path
     facts: bool
+    # The semantic view, loaded by the first search and kept for the server's life, as
+    # the MCP server keeps one: loading the model per request would cost ~0.1 s each.
+    _semantic: list[SemanticView] = field(default_factory=list)
+    _searching: threading.Lock = field(default_factory=threading.Lock)
+
+    def search(
+        self, store: Store, query: str, *, workspace: str, k: int, kind: str | None
+    ) -> Recall:
+        """`store.search` with the server's one semantic view (one search at a time:
+        the view's in-memory vectors are not shared between threads)."""
+        with self._searching:
+            if self._semantic:
+                store.use_semantic_view(self._semantic[0])
+            else:
+                loaded = store.semantic_view()
+                if loaded is not None:
+                    self._semantic.append(loaded)
+            return store.search(query, workspace=workspace, k=k, kind=kind)
 
 
 NAV = (

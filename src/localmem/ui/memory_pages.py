@@ -191,7 +191,7 @@ def search(view: View, request: Request) -> Response:
     with localmem.open(view.db, create=False) as store:
         names = _workspaces(store)
         # The same recall as `localmem search`, and counted as one (SPEC 5, tracking).
-        recall = store.search(query, workspace=workspace, k=k, kind=kind) if query else None
+        recall = view.search(store, query, workspace=workspace, k=k, kind=kind) if query else None
     controls = h(
         "form",
         {"method": "get", "action": "/search", "class": "filters"},
