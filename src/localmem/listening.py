@@ -1,8 +1,10 @@
-"""The listening socket both local servers open (`serve --http`, `ui`), refused in one
-sentence when the address cannot be had."""
+"""What both local servers (`serve --http`, `ui`) need of the network: whether an address
+is this machine only, and a listening socket, refused in one sentence when the address
+cannot be had."""
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 
 from localmem.errors import LocalmemError
@@ -16,3 +18,13 @@ def listen(host: str, port: int, advice: str) -> socket.socket:
     except (OSError, OverflowError) as error:
         reason = getattr(error, "strerror", None) or str(error)
         raise LocalmemError(f"cannot listen on {host} port {port} ({reason}); {advice}.") from None
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` reaches this machine only (anything else gets a warning)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -11,7 +11,6 @@ before it reaches the MCP session.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import os
 import secrets
 import sys
@@ -21,7 +20,7 @@ from pathlib import Path
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 
-from localmem.listening import listen
+from localmem.listening import is_loopback, listen
 from localmem.paths import FileLock, ensure_folder, localmem_dir, write_atomic
 
 TOKEN_ENV = "LOCALMEM_TOKEN"
@@ -69,15 +68,6 @@ class SingleTokenVerifier:
         if hmac.compare_digest(token.encode("utf-8"), self._token):
             return AccessToken(token=token, client_id="localmem", scopes=[])
         return None
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _url(host: str, port: int) -> str:

@@ -13,20 +13,9 @@ from pathlib import Path
 
 import localmem
 from localmem import paths
-from localmem.listening import listen
+from localmem.listening import is_loopback, listen
 
 DEFAULT_PORT = 8740
-
-
-def is_loopback(host: str) -> bool:
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def run_ui(host: str, port: int, *, open_browser: bool, facts: bool) -> None:
