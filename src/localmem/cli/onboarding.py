@@ -8,10 +8,11 @@ Progress goes to stderr, and only on a terminal.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from localmem.memory.transfer.importing import ImportReport, import_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from localmem.memory.store import Store
     from localmem.memory.transfer.sources import SourceImport
 
 
@@ -44,6 +46,23 @@ def _progress() -> Callable[[int, int], None] | None:
 # ---- import ---------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def _import_store(dry_run: bool) -> Iterator[Store | None]:
+    """The store an import writes to; for a dry run the existing one, or None when there is
+    no database yet (everything would be new, and nothing is created)."""
+    if not dry_run:
+        with localmem.open() as store:
+            yield store
+        return
+    try:
+        existing = localmem.open(create=False)
+    except StoreUnavailable:
+        yield None
+        return
+    with existing:
+        yield existing
+
+
 def run_import(
     paths_given: tuple[str, ...],
     workspace: str | None,
@@ -51,14 +70,7 @@ def run_import(
     dry_run: bool,
     as_json: bool,
 ) -> None:
-    if dry_run:
-        try:
-            store = localmem.open(create=False)
-        except StoreUnavailable:
-            store = None  # no database yet: everything would be new
-    else:
-        store = localmem.open()
-    try:
+    with _import_store(dry_run) as store:
         report = import_files(
             store,
             [Path(p) for p in paths_given],
@@ -67,9 +79,6 @@ def run_import(
             dry_run=dry_run,
             progress=_progress(),
         )
-    finally:
-        if store is not None:
-            store.close()
     if as_json:
         click.echo(json.dumps(_import_json(report), indent=2, ensure_ascii=False))
     else:
@@ -119,14 +128,7 @@ def run_import_from(
 ) -> None:
     from localmem.memory.transfer.sources import import_source
 
-    if dry_run:
-        try:
-            store = localmem.open(create=False)
-        except StoreUnavailable:
-            store = None  # no database yet: everything would be new
-    else:
-        store = localmem.open()
-    try:
+    with _import_store(dry_run) as store:
         report = import_source(
             store,
             tool,
@@ -135,9 +137,6 @@ def run_import_from(
             dry_run=dry_run,
             progress=_progress(),
         )
-    finally:
-        if store is not None:
-            store.close()
     if as_json:
         click.echo(json.dumps(_source_json(report), indent=2, ensure_ascii=False))
     else:

@@ -236,7 +236,8 @@ def _nearest(store: Any, fixture: Fixture, by_row: dict[int, str]) -> list[Query
     """The semantic view alone: the nearest memories by cosine, core rows aside as the
     recall keeps them."""
     view = store.semantic_view()
-    core = {row for row, id_ in by_row.items() if _kind(fixture, id_) == "core"}
+    core_ids = {m.id for m in fixture.corpus if m.kind == "core"}
+    core = {row for row, id_ in by_row.items() if id_ in core_ids}
     out = []
     for query in fixture.queries:
         pairs = view.scores(store.connection, query.text, [WORKSPACE], None, ASKED + len(core))
@@ -244,10 +245,6 @@ def _nearest(store: Any, fixture: Fixture, by_row: dict[int, str]) -> list[Query
         in_core = any(by_row[i] in query.relevant for i in core)
         out.append(_result(query, returned, (), "none", in_core=in_core))
     return out
-
-
-def _kind(fixture: Fixture, memory_id: str) -> str:
-    return next(m.kind for m in fixture.corpus if m.id == memory_id)
 
 
 def _write(
