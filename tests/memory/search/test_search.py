@@ -58,6 +58,22 @@ def test_superseded_ranks_after_its_correction(store: Store) -> None:
     assert old_hit.memory.superseded and old_hit.memory.superseded_by == new.id
 
 
+def test_correction_moves_up_to_the_place_of_what_it_corrects(store: Store) -> None:
+    # The correction says the new fact in other words: on its own it ranks below
+    # shorter memories that name Harbor too, the row it corrects above them.
+    old = store.add("Harbor is hosted on Heroku's hobby tier for now.", workspace="w")
+    assert old.id is not None
+    store.add("Harbor's CI runs on GitHub Actions", workspace="w")
+    store.add("Harbor keeps its data in Postgres", workspace="w")
+    new = store.add(
+        "Harbor moved off Heroku: it now deploys to a single Hetzner box with Docker Compose",
+        workspace="w",
+        supersedes=[old.id],
+    )
+    recall = store.search("Where is Harbor hosted?", workspace="w", semantic_view=False)
+    assert ids(recall)[:2] == [new.id, old.id]
+
+
 def test_correction_rides_along_when_only_old_found(store: Store) -> None:
     old = store.add("Use psycopg2 for postgres access", workspace="w")
     assert old.id is not None

@@ -11,7 +11,7 @@ every rule lives here once:
   only the global core is pushed (decision 26). Block rows are not repeated as
   ranked results.
 - Supersede: a superseded row keeps half its score; when its correction is also
-  returned the correction comes first.
+  returned the correction comes first, at the better of the two places.
 - Tracking: best effort, never waits for the write lock (decision 27).
 """
 
@@ -104,27 +104,26 @@ def correction_chain(conn: sqlite3.Connection, memory_id: int) -> list[int]:
 def order_supersedes(
     conn: sqlite3.Connection, hits: list[tuple[Row, float, str]]
 ) -> list[tuple[Row, float, str]]:
-    """Move each superseded hit right after its correction when both were returned."""
-    position = {hit[0][ID]: i for i, hit in enumerate(hits)}
-    waiting: dict[int, list[tuple[Row, float, str]]] = {}
+    """Put each superseded hit right after its correction when both were returned.
+
+    The pair takes the better of its two places: a correction often says the new
+    fact in other words ("hosted on Heroku" becomes "moved off Heroku: deploys to
+    Hetzner"), so where the old row ranks higher, its correction moves up to it.
+    """
+    by_id = {hit[0][ID]: hit for hit in hits}
+    placed: set[int] = set()
     out: list[tuple[Row, float, str]] = []
-
-    def place(hit: tuple[Row, float, str]) -> None:
-        out.append(hit)
-        for later in waiting.pop(hit[0][ID], []):
-            place(later)
-
     for hit in hits:
         row = hit[0]
-        anchor = None
+        if row[ID] in placed:
+            continue
         if row[SUPERSEDED_BY] is not None:
-            present = [i for i in correction_chain(conn, row[ID]) if i in position]
-            if present:
-                anchor = max(present, key=lambda i: position[i])
-        if anchor is not None and position[anchor] > position[row[ID]]:
-            waiting.setdefault(anchor, []).append(hit)
-        else:
-            place(hit)
+            for newer in reversed(correction_chain(conn, row[ID])):  # the live one first
+                if newer in by_id and newer not in placed:
+                    out.append(by_id[newer])
+                    placed.add(newer)
+        out.append(hit)
+        placed.add(row[ID])
     return out
 
 
