@@ -58,6 +58,17 @@ def test_the_readme_prompts_find_what_they_are_about(readme: Store) -> None:
         assert all(h.weak for h in hits)
 
 
+def test_in_the_readme_as_printed_both_prompts_find_their_memory_first(tmp_path: Path) -> None:
+    # The README adds the deploy note and the JWT lesson, not the staging note.
+    with localmem.open(tmp_path / "m.db") as store:
+        store.add(DEPLOY, workspace="global", keywords=["deploy"])
+        store.add(JWT, workspace="global", kind="lesson", keywords=["jwt"])
+        assert store.embed() == 2
+        for view in (True, False):
+            assert first(store, SHIP, view=view)[0] == DEPLOY
+            assert first(store, LOGOUT, view=view) == (JWT, False)
+
+
 def test_a_memory_found_by_meaning_alone_is_weak(readme: Store) -> None:
     # No word in common with any memory: only the semantic view can propose one.
     recall = readme.search("shipping a build to prod", workspace="global", track=False)
