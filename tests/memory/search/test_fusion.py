@@ -51,7 +51,7 @@ def test_the_readme_prompts_find_what_they_are_about(readme: Store) -> None:
     assert first(readme, LOGOUT, view=False) == (JWT, False)
     # In a store of three memories the first prompt's rarest word is `production`, held
     # by the staging note, and the three cosines lie within 0.01 of each other: the
-    # deploy note is found, weak, behind it (decision 89 says why that is honest).
+    # deploy note is found, weak, behind it (decisions 89 and 92 say why no rule was added).
     for view in (True, False):
         hits = readme.search(SHIP, workspace="global", track=False, semantic_view=view).hits
         assert [h.memory.content for h in hits[:2]] == [STAGING, DEPLOY]
