@@ -30,6 +30,12 @@ from localmem.memory.store import Store
         ("cached", "caching", "cache", "caches"),
         ("messages", "message"),
         ("staging", "stage", "stages"),
+        ("felt", "feels", "feel", "feeling"),  # irregular verbs meet their base
+        ("built", "builds", "build", "building"),
+        ("rebuilt", "rebuild", "rebuilding"),
+        ("wrote", "written", "writes", "write"),
+        ("broke", "broken", "breaks", "break"),
+        ("took", "taken", "takes", "take"),
     ],
 )
 def test_inflections_of_a_word_meet(forms: tuple[str, ...]) -> None:
@@ -38,7 +44,11 @@ def test_inflections_of_a_word_meet(forms: tuple[str, ...]) -> None:
 
 @pytest.mark.parametrize(
     ("one", "other"),
-    [("general", "generate"), ("migration", "migrate"), ("news", "new"), ("class", "clas")],
+    [
+        *(("general", "generate"), ("migration", "migrate"), ("news", "new"), ("class", "clas")),
+        # Past forms that are other words too keep their own stem.
+        *(("won", "win"), ("left", "leave"), ("bit", "bite"), ("ground", "grind")),
+    ],
 )
 def test_derivations_and_lookalikes_stay_apart(one: str, other: str) -> None:
     assert stem(one) != stem(other)
@@ -81,6 +91,18 @@ def test_stopwords_on_the_written_word(text: str, kept: set[str], dropped: set[s
     terms = set(tokens.meaningful(text))
     assert kept <= terms
     assert not dropped & terms
+
+
+def test_a_memory_told_in_the_past_answers_a_question_in_the_present(tmp_path: Path) -> None:
+    with localmem.open(tmp_path / "m.db") as store:
+        told = store.add(
+            "Rebuilt the search index after the tokenizer change; it took four minutes",
+            workspace="w",
+        )
+        store.add("The search page shows twenty results per page", workspace="w")
+        hit = store.search("how long does rebuilding the index take?", workspace="w",
+                           track=False, semantic_view=False).hits[0]  # fmt: skip
+        assert (hit.memory.id, hit.weak) == (told.id, False)
 
 
 def test_a_query_of_stopwords_alone_is_silent(tmp_path: Path) -> None:

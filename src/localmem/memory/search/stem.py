@@ -9,6 +9,13 @@ index and the query go through the same function, so a stem only has to be
 consistent, not a real word: `stored`, `stores` and `store` all become `store`,
 `running` and `runs` become `run`, `lives` and `living` become `live`.
 
+Irregular verbs are inflections too, and no suffix rule can undo them: a past
+form (`felt`, `built`, `wrote`, `broken`) is looked up first and becomes its base
+(`feel`, `build`, `write`, `break`), so a memory written as what happened meets
+a question asked in the present. The table leaves out verbs whose forms are
+stopwords or other words too (`won` is half of `won't`, `left` a direction,
+`bit` a noun, `ground`, `wound`, `lay`).
+
 Input is one folded (lower case, ASCII) word; anything else is returned as is.
 Vietnamese syllables come through unchanged in practice: they never end in
 `s`, `ed` or `ing`, and they are too short to have the regions steps 1c and 5
@@ -41,6 +48,32 @@ _INVARIANT = frozenset(
         *("inning", "outing", "canning", "herring", "earring", "proceed", "exceed", "succeed"),
     }
 )
+
+# base past [participle], for the irregular verbs whose forms say nothing else.
+_IRREGULAR_VERBS = """
+    begin began begun|bend bent|blow blew blown|break broke broken|bring brought|build built
+    buy bought|catch caught|choose chose chosen|come came|creep crept|deal dealt|dig dug
+    draw drew drawn|drink drank drunk|drive drove driven|eat ate eaten|fall fell fallen
+    feed fed|feel felt|fight fought|find found|flee fled|fly flew flown
+    forbid forbade forbidden|forget forgot forgotten|forgive forgave forgiven
+    freeze froze frozen|give gave given|grow grew grown|hang hung|hear heard
+    hide hid hidden|hold held|keep kept|lead led|lend lent|lose lost|make made|mean meant
+    meet met|mistake mistook mistaken|overcome overcame|override overrode overridden
+    pay paid|rebuild rebuilt|rerun reran|rewrite rewrote rewritten|ride rode ridden
+    ring rang rung|run ran|see saw seen|seek sought|sell sold|send sent|shake shook shaken
+    shoot shot|show shown|sing sang sung|sink sank sunk|sit sat|sleep slept|slide slid
+    speak spoke spoken|spend spent|spin spun|stand stood|steal stole stolen|stick stuck
+    sting stung|strike struck|swim swam swum|swing swung|take took taken|teach taught
+    tear tore torn|throw threw thrown|undergo underwent undergone|understand understood
+    undo undid undone|wake woke woken|wear wore worn|withdraw withdrew withdrawn
+    write wrote written
+"""
+_IRREGULAR = {
+    form: forms.split()[0]
+    for forms in _IRREGULAR_VERBS.replace("\n", "|").split("|")
+    if forms.strip()
+    for form in forms.split()[1:]
+}
 
 
 def _is_vowel(word: str, i: int) -> bool:
@@ -135,6 +168,7 @@ def _step5(word: str) -> str:
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """The inflectional Porter2 stem of one folded word (`deploying` -> `deploy`)."""
+    word = _IRREGULAR.get(word, word)
     # Every step needs one of these endings (s; ed, ing, ly; y; e; ll): most words leave here.
     if len(word) <= 2 or word[-1] not in "sdgyel" or not word.isascii() or not word.isalpha():
         return word

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 # Bump when `tokens()` changes: the schema code rebuilds the index on a mismatch,
 # because the contentless index can only delete rows it can re-tokenize identically.
-TOKENIZER_VERSION = 2  # 2: Porter2 inflections, stopwords on the written word
+TOKENIZER_VERSION = 3  # 2: Porter2 inflections, stopwords on the written word; 3: irregular verbs
 
 _BULLET = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,4}[.)])\s+")
 _SPACE = re.compile(r"\s+")
