@@ -12,25 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import script
+from cli_support import db, run
 
 FIXTURES = Path(__file__).parents[1] / "memory" / "transfer" / "fixtures" / "sources"
-
-
-def run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [script("localmem"), *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
-def db(home: Path) -> Path:
-    return home / ".local" / "share" / "localmem" / "memory.db"
 
 
 def exported(cwd: Path, env: dict[str, str]) -> list[dict[str, object]]:

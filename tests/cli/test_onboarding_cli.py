@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_support import db, run
 from conftest import script
 
 from localmem.agents.snippet import POINTER_SNIPPET
@@ -37,22 +38,6 @@ def repo(tmp_path: Path) -> Path:
     (root / "CLAUDE.md").write_text(CLAUDE_MD)
     (root / "src").mkdir()
     return root
-
-
-def run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [script("localmem"), *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
-def db(home: Path) -> Path:
-    return home / ".local" / "share" / "localmem" / "memory.db"
 
 
 def test_import_reimport_dry_run_and_json(
