@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import sqlite3
-from multiprocessing.synchronize import Event
+from multiprocessing.synchronize import Barrier, Event
 from pathlib import Path
 
 import localmem
@@ -67,6 +67,40 @@ def _hold_write_lock(path: str, ready: Event, release: Event) -> None:
     release.wait(60)
     conn.execute("COMMIT")
     conn.close()
+
+
+RACES = 25
+
+
+def _opener(n: int, paths: list[str], start: Barrier, errors: mp.Queue[str]) -> None:
+    for path in paths:
+        start.wait(60)  # every process opens the same new file at the same moment
+        try:
+            with localmem.open(path) as store:
+                store.add(f"process {n} wrote while {path} was new", workspace="global")
+        except Exception as error:
+            errors.put(f"{type(error).__name__}: {error}")
+
+
+def test_processes_creating_one_database_at_once_all_open_it(tmp_path: Path) -> None:
+    """Agents started together on a new machine: none is told the database is locked."""
+    paths = [str(tmp_path / f"race-{n}" / "m.db") for n in range(RACES)]
+    ctx = mp.get_context("spawn")
+    start = ctx.Barrier(3)
+    errors: mp.Queue[str] = ctx.Queue()
+    procs = [ctx.Process(target=_opener, args=(n, paths, start, errors)) for n in range(3)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(120)
+        assert proc.exitcode == 0
+    problems = []
+    while not errors.empty():
+        problems.append(errors.get())
+    assert problems == []
+    for path in paths:
+        with localmem.open(path, create=False) as store:
+            assert store.stats().total == 3
 
 
 def test_search_while_another_process_holds_the_write_lock(tmp_path: Path) -> None:

@@ -355,10 +355,27 @@ class read_snapshot:  # noqa: N801 (used like a function)
             self.conn.execute("COMMIT")
 
 
+def _turn_on_wal(conn: sqlite3.Connection) -> None:
+    # Switching a new file to WAL needs SQLite's exclusive lock, and SQLite
+    # reports "database is locked" at once instead of calling the busy handler
+    # when another process is creating the same file: so wait here, as long as
+    # any other writer would be waited for.
+    import time
+
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+        time.sleep(0.005)
+
+
 def migrate(conn: sqlite3.Connection, target: int = LATEST) -> int:
     """Apply the missing steps up to `target`; returns the version reached."""
-    if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-        conn.execute("PRAGMA journal_mode=WAL")
+    _turn_on_wal(conn)
     with write_transaction(conn):
         conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations ("
