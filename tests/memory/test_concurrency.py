@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import sqlite3
+from collections.abc import Sequence
+from multiprocessing.process import BaseProcess
 from multiprocessing.synchronize import Barrier, Event
 from pathlib import Path
 
@@ -33,14 +35,8 @@ def _reader(path: str, errors: mp.Queue[str]) -> None:
         errors.put(f"{type(error).__name__}: {error}")
 
 
-def test_concurrent_writers_and_readers_lose_nothing(tmp_path: Path) -> None:
-    path = tmp_path / "m.db"
-    with localmem.open(path) as store:
-        store.add("seed", workspace="global")
-    ctx = mp.get_context("spawn")
-    errors: mp.Queue[str] = ctx.Queue()
-    procs = [ctx.Process(target=_writer, args=(str(path), n, errors)) for n in range(WRITERS)]
-    procs += [ctx.Process(target=_reader, args=(str(path), errors)) for _ in range(2)]
+def _run(procs: Sequence[BaseProcess], errors: mp.Queue[str]) -> list[str]:
+    """Start every process, wait for all, and return what they reported as errors."""
     for proc in procs:
         proc.start()
     for proc in procs:
@@ -49,7 +45,18 @@ def test_concurrent_writers_and_readers_lose_nothing(tmp_path: Path) -> None:
     problems = []
     while not errors.empty():
         problems.append(errors.get())
-    assert problems == []
+    return problems
+
+
+def test_concurrent_writers_and_readers_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with localmem.open(path) as store:
+        store.add("seed", workspace="global")
+    ctx = mp.get_context("spawn")
+    errors: mp.Queue[str] = ctx.Queue()
+    procs = [ctx.Process(target=_writer, args=(str(path), n, errors)) for n in range(WRITERS)]
+    procs += [ctx.Process(target=_reader, args=(str(path), errors)) for _ in range(2)]
+    assert _run(procs, errors) == []
     with localmem.open(path) as store:
         assert store.stats().total == WRITERS * ADDS + 1
         for n in range(WRITERS):
@@ -57,16 +64,6 @@ def test_concurrent_writers_and_readers_lose_nothing(tmp_path: Path) -> None:
                 "SELECT COUNT(*) FROM memories WHERE workspace = ?", (f"w{n}",)
             ).fetchone()[0]
             assert found == ADDS
-
-
-def _hold_write_lock(path: str, ready: Event, release: Event) -> None:
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("BEGIN IMMEDIATE")
-    conn.execute("UPDATE memories SET updated_at = updated_at")
-    ready.set()
-    release.wait(60)
-    conn.execute("COMMIT")
-    conn.close()
 
 
 RACES = 25
@@ -89,18 +86,20 @@ def test_processes_creating_one_database_at_once_all_open_it(tmp_path: Path) -> 
     start = ctx.Barrier(3)
     errors: mp.Queue[str] = ctx.Queue()
     procs = [ctx.Process(target=_opener, args=(n, paths, start, errors)) for n in range(3)]
-    for proc in procs:
-        proc.start()
-    for proc in procs:
-        proc.join(120)
-        assert proc.exitcode == 0
-    problems = []
-    while not errors.empty():
-        problems.append(errors.get())
-    assert problems == []
+    assert _run(procs, errors) == []
     for path in paths:
         with localmem.open(path, create=False) as store:
             assert store.stats().total == 3
+
+
+def _hold_write_lock(path: str, ready: Event, release: Event) -> None:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("UPDATE memories SET updated_at = updated_at")
+    ready.set()
+    release.wait(60)
+    conn.execute("COMMIT")
+    conn.close()
 
 
 def test_search_while_another_process_holds_the_write_lock(tmp_path: Path) -> None:
