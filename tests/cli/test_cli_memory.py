@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from cli_support import modules_after
 from conftest import script
 
 
@@ -241,39 +242,17 @@ def test_search_supersede_and_weak_in_text(run) -> None:  # type: ignore[no-unty
     assert first < second and "[superseded by 2]" in out
 
 
-def _run_then_report_modules(
-    argv: list[str], report: str, env: dict[str, str], cwd: Path
-) -> list[str]:
-    """Run `localmem ARGV` in a fresh interpreter, then print `report` about sys.modules."""
-    code = (
-        f"import sys\nsys.argv = {['localmem', *argv]!r}\n"
-        "from localmem.cli.entry import main\n"
-        "try:\n    main()\nexcept SystemExit: pass\n"
-        f"print({report})"
-    )
-    done = subprocess.run(
-        [str(Path(script("localmem")).parent / "python"), "-c", code],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-    )
-    lines = done.stdout.strip().splitlines()
-    assert lines, done.stderr
-    return lines
-
-
 def test_search_does_not_import_mcp(run, env: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
     run("add", "Anything at all")
     report = "'MCP' if any(m == 'mcp' or m.startswith('mcp.') for m in sys.modules) else 'clean'"
-    lines = _run_then_report_modules(["search", "anything", "--json"], report, env, run.repo)
+    lines = modules_after(["search", "anything", "--json"], report, env, run.repo)
     assert lines[-1] == "clean"
 
 
 def test_context_fast_path_skips_click(run, env: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
     run("add", "Ledgers close at midnight")  # "anything" is a stopword (decision 72)
     report = "sorted(m for m in ('click', 'dataclasses', 'typing', 'pathlib') if m in sys.modules)"
-    lines = _run_then_report_modules(["search", "ledgers", "--context"], report, env, run.repo)
+    lines = modules_after(["search", "ledgers", "--context"], report, env, run.repo)
     assert lines[0] == "- (billing) Ledgers close at midnight"
     assert lines[-1] == "[]"
 

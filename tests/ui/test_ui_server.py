@@ -12,6 +12,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
+from cli_support import modules_after
 from conftest import script
 from ui_support import URL_LINE, Running, request, running_ui
 
@@ -279,20 +280,7 @@ def test_cheap_commands_never_load_the_ui(
         "sorted({m.split('.')[0] + ('.ui' if m.startswith('localmem.ui') else '') "
         "for m in sys.modules if m.startswith(('starlette', 'uvicorn', 'localmem.ui'))})"
     )
-    code = (
-        f"import sys\nsys.argv = {['localmem', *argv]!r}\n"
-        "from localmem.cli.entry import main\n"
-        "try:\n    main()\nexcept SystemExit: pass\n"
-        f"print({report})"
-    )
-    done = subprocess.run(
-        [str(Path(script("localmem")).parent / "python"), "-c", code],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-    )
-    assert done.stdout.strip().splitlines()[-1] == "[]", done.stderr
+    assert modules_after(argv, report, env, tmp_path)[-1] == "[]"
 
 
 def test_serve_and_local_memory_never_load_the_ui(env: dict[str, str], tmp_path: Path) -> None:
