@@ -1,0 +1,2814 @@
+"""A seeded corpus of credentials as people and agents paste them, and of harmless look-alikes.
+
+Written for issue 20 before the detector was tuned: every shape comes from the
+providers' documentation (prefix, alphabet, length) or from the facts of
+well-known public scanner rule sets, never from `localmem.credentials`. Every
+secret is a fake drawn at import time from its documented shape with one
+seeded generator, so the same seed always gives the same corpus, and no real
+credential, nor a literal that looks like one, is in this file: prefixes are
+built from parts so that no scanner flags it.
+
+    from secrets_corpus import NEGATIVES, POSITIVES, altered, kept_out
+    for sample in POSITIVES:
+        kept_out(sample.secret, credentials.mask(sample.text).text)
+
+- `POSITIVES` are `Sample`s. A family is one documented format (`github-classic`,
+  `pem-rsa`), one generic shape (`assign-camelcase`, `cli-curl-u`,
+  `uri-postgres`) or one way around a detector (`bypass-zero-width`). The
+  context says where it was written: code, config, a log, shell history, or
+  an agent's note in English, Italian or Vietnamese. `text` is the whole note
+  as it would be stored; `secret` is the value that must not survive. For a
+  token split or broken by an invisible character it is the value as the
+  user meant it; for an escaped, percent-encoded or confusable one, the value
+  as written, so that `kept_out` looks for the note's own characters.
+- `NEGATIVES` are `Harmless` notes (hashes, UUIDs, placeholders, prose about
+  passwords, code that reads a secret, ...) that must be stored as written.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import string
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+SEED = 20261202
+CONTEXTS = ("code", "config", "log", "shell", "prose-en", "prose-it", "prose-vi")
+PROSE = ("prose-en", "prose-it", "prose-vi")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A note holding one credential, and the credential that must not survive."""
+
+    family: str
+    context: str
+    text: str
+    secret: str
+
+
+@dataclass(frozen=True)
+class Harmless:
+    """A note with no credential in it, which must be stored as written."""
+
+    family: str
+    text: str
+
+
+def kept_out(secret: str, stored: str) -> bool:
+    """No run of 8 consecutive characters of `secret` survives in `stored`.
+
+    A secret shorter than 8 characters must not appear at all.
+    """
+    if len(secret) < 8:
+        return secret not in stored
+    return not any(secret[i : i + 8] in stored for i in range(len(secret) - 7))
+
+
+def altered(text: str, stored: str) -> bool:
+    """The detector changed a note (for a harmless note, a false alarm)."""
+    return stored != text
+
+
+# -- alphabets and fillers ---------------------------------------------------------------
+
+UPPER = string.ascii_uppercase
+LOWER = string.ascii_lowercase
+DIGITS = string.digits
+LETTERS = string.ascii_letters
+ALNUM = LETTERS + DIGITS
+HEX = "0123456789abcdef"
+B64 = ALNUM + "+/"
+B64URL = ALNUM + "-_"
+BASE32 = UPPER + "234567"
+SAFE_SYMBOLS = "-_.+"  # fine unquoted in a shell, an .env file or a Dockerfile
+SYMBOLS = SAFE_SYMBOLS + "!*^~"
+URL_SYMBOLS = "-_.~!*"  # allowed unencoded in a URL's userinfo
+
+PK = "PRIVATE" + " KEY"  # never a literal header in this file
+
+SERVICES = (
+    "billing",
+    "auth",
+    "search",
+    "payments",
+    "notifier",
+    "gateway",
+    "exporter",
+    "scheduler",
+    "webhooks",
+    "reports",
+)
+USERS = ("deploy", "ci-bot", "admin", "app", "svc_backend", "release", "marco", "linh", "giulia")
+HOSTS = (
+    "db.internal",
+    "10.0.3.17",
+    "pg-staging.acme.dev",
+    "db-prod-1.cx2ab9kq.eu-west-1.rds.amazonaws.com",
+    "mysql.shop.svc.cluster.local",
+    "172.16.4.22",
+)
+DATABASES = ("shop", "app", "billing", "analytics", "auth")
+DOMAINS = ("acme.dev", "acme-corp.io", "shopfront.it", "dulieu.vn")
+WORDS = (
+    "harbor",
+    "lantern",
+    "copper",
+    "maple",
+    "violet",
+    "falcon",
+    "ember",
+    "quartz",
+    "meadow",
+    "saffron",
+    "tundra",
+    "orbit",
+    "juniper",
+    "pebble",
+    "cobalt",
+    "willow",
+    "zephyr",
+    "garnet",
+    "marble",
+    "thistle",
+)
+
+
+class _Rng(random.Random):
+    """`random.Random` with the few draws this corpus needs."""
+
+    def text(self, alphabet: str, n: int) -> str:
+        return "".join(self.choice(alphabet) for _ in range(n))
+
+    def number(self, n: int) -> str:
+        return self.choice("123456789") + self.text(DIGITS, n - 1)
+
+    def ts(self) -> str:
+        return (
+            f"2026-11-{self.randint(1, 30):02d}T{self.randint(0, 23):02d}:"
+            f"{self.randint(0, 59):02d}:{self.randint(0, 59):02d}Z"
+        )
+
+    def uuid(self) -> str:
+        return str(uuid.UUID(int=self.getrandbits(128), version=4))
+
+    def b64(self, nbytes: int) -> str:
+        return base64.b64encode(self.randbytes(nbytes)).decode()
+
+    def b64url(self, nbytes: int) -> str:
+        return base64.urlsafe_b64encode(self.randbytes(nbytes)).decode().rstrip("=")
+
+    def ip(self) -> str:
+        return f"10.{self.randint(0, 40)}.{self.randint(0, 255)}.{self.randint(2, 250)}"
+
+
+def _b64json(obj: object) -> str:
+    raw = json.dumps(obj, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.lower().replace("-", "_").split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _password(r: _Rng, symbols: str = SYMBOLS) -> str:
+    """A password as people choose or generate them: at least 12 characters."""
+    style = r.randrange(4)
+    if style == 0:  # generated by a password manager
+        body = [r.choice(UPPER), r.choice(LOWER), r.choice(DIGITS), r.choice(symbols)]
+        body += [r.choice(ALNUM + symbols) for _ in range(r.randint(10, 18))]
+        r.shuffle(body)
+        return r.choice(LETTERS) + "".join(body)
+    if style == 1:  # word, digits, symbol, word
+        return (
+            _cap(r.choice(WORDS))
+            + r.number(r.randint(2, 4))
+            + r.choice(symbols)
+            + r.choice(WORDS)
+            + r.text(DIGITS, r.randint(0, 2))
+        )
+    if style == 2:
+        return r.text(ALNUM, 20)
+    return "-".join(r.sample(WORDS, 3)) + "-" + r.number(2)
+
+
+def _url_password(r: _Rng) -> str:
+    return _password(r, URL_SYMBOLS)
+
+
+# -- provider tokens, from their documented shapes ---------------------------------------
+
+
+def _github_classic(r: _Rng) -> str:
+    return "gh" + r.choice("pousr") + "_" + r.text(ALNUM, 36)
+
+
+def _github_fine(r: _Rng) -> str:
+    return "github" + "_pat_" + r.text(ALNUM, 22) + "_" + r.text(ALNUM, 59)
+
+
+def _gitlab_pat(r: _Rng) -> str:
+    return "gl" + "pat-" + r.text(B64URL, 20)
+
+
+def _gitlab_runner(r: _Rng) -> str:
+    return "gl" + "rt-" + r.text(B64URL, 20)
+
+
+def _gitlab_build(r: _Rng) -> str:
+    return "gl" + "cbt-" + r.text(HEX, 2) + "_" + r.text(B64URL, 20)
+
+
+def _gitlab_trigger(r: _Rng) -> str:
+    return "gl" + "ptt-" + r.text(HEX, 40)
+
+
+def _slack_bot(r: _Rng) -> str:
+    ids = "-".join(r.number(r.randint(10, 13)) for _ in range(2))
+    return "xo" + "xb-" + ids + "-" + r.text(ALNUM, 24)
+
+
+def _slack_user(r: _Rng) -> str:
+    ids = "-".join(r.number(r.randint(10, 13)) for _ in range(3))
+    return "xo" + "xp-" + ids + "-" + r.text(HEX, 32)
+
+
+def _slack_app(r: _Rng) -> str:
+    app = "A" + r.text(UPPER + DIGITS, 10)
+    return "xa" + "pp-1-" + app + "-" + r.number(13) + "-" + r.text(HEX, 64)
+
+
+def _slack_config(r: _Rng) -> str:
+    if r.random() < 0.5:
+        return "xo" + "xe.xo" + "xp-1-" + r.text(ALNUM, 163)  # configuration access token
+    return "xo" + "xe-1-" + r.text(UPPER + DIGITS, 146)  # its refresh token
+
+
+def _stripe(r: _Rng) -> str:
+    body = r.text(ALNUM, 24) if r.random() < 0.4 else "51" + r.text(ALNUM, 97)
+    return r.choice(("sk", "rk")) + "_live_" + body
+
+
+def _openai_project(r: _Rng) -> str:
+    return "sk-" + "proj-" + r.text(B64URL, 74) + "T3Blbk" + "FJ" + r.text(B64URL, 74)
+
+
+def _openai_legacy(r: _Rng) -> str:
+    return "sk-" + r.text(ALNUM, 20) + "T3Blbk" + "FJ" + r.text(ALNUM, 20)
+
+
+def _anthropic(r: _Rng) -> str:
+    return "sk-" + "ant-" + "api03-" + r.text(B64URL, 93) + "AA"
+
+
+def _aws_key_id(r: _Rng) -> str:
+    return r.choice(("AK", "AS")) + "IA" + r.text(BASE32, 16)
+
+
+def _aws_secret(r: _Rng) -> str:
+    return r.text(B64, 40)
+
+
+def _aws_session(r: _Rng) -> str:
+    head = r.choice(("IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdzE"))
+    return head + r.text(B64, r.randint(380, 620)) + r.choice(("", "=", "=="))
+
+
+def _google(r: _Rng) -> str:
+    return "AI" + "za" + "Sy" + r.text(B64URL, 33)
+
+
+def _sendgrid(r: _Rng) -> str:
+    return "SG" + "." + r.text(B64URL, 22) + "." + r.text(B64URL, 43)
+
+
+def _shopify(r: _Rng) -> str:
+    return "shp" + r.choice(("at", "ss", "at", "ca")) + "_" + r.text(HEX, 32)
+
+
+def _digitalocean(r: _Rng) -> str:
+    return "do" + r.choice("pop") + "_v1_" + r.text(HEX, 64)
+
+
+def _square(r: _Rng) -> str:
+    if r.random() < 0.5:
+        return "sq0" + "atp-" + r.text(B64URL, 22)
+    return "sq0" + "csp-" + r.text(B64URL, 43)
+
+
+def _telegram(r: _Rng) -> str:
+    return r.number(r.randint(8, 10)) + ":" + "AA" + r.text(B64URL, 33)
+
+
+def _docker(r: _Rng) -> str:
+    return "dckr" + "_pat_" + r.text(B64URL, 27)
+
+
+def _vault(r: _Rng) -> str:
+    return "hv" + "s." + "CAESI" + r.text(B64URL, 86)
+
+
+def _twilio(r: _Rng) -> str:
+    return "SK" + r.text(HEX, 32)
+
+
+def _mailgun(r: _Rng) -> str:
+    return "key" + "-" + r.text(HEX, 32)
+
+
+def _huggingface(r: _Rng) -> str:
+    return "hf" + "_" + r.text(LETTERS, 34)
+
+
+def _sentry_org(r: _Rng) -> str:
+    payload = {
+        "iat": r.randint(1_700_000_000, 1_790_000_000),
+        "url": "https://sentry.io",
+        "region_url": "https://us.sentry.io",
+        "org": r.choice(("acme", "shopfront", "dulieu")),
+    }
+    return "sntry" + "s_" + _b64json(payload) + "_" + r.text(B64, 43)
+
+
+def _sentry(r: _Rng) -> str:
+    if r.random() < 0.5:
+        return "sntry" + "u_" + r.text(HEX, 64)
+    return _sentry_org(r)
+
+
+def _cloudflare(r: _Rng) -> str:
+    return r.text(B64URL, 40)
+
+
+def _azure_ad(r: _Rng) -> str:
+    return r.text(ALNUM, 3) + "8Q~" + r.text(ALNUM + "_~.-", 33) + r.choice(ALNUM)
+
+
+def _npm(r: _Rng) -> str:
+    return "npm" + "_" + r.text(ALNUM, 36)
+
+
+def _pypi(r: _Rng) -> str:
+    return "py" + "pi-" + "AgEIcHlwaS5vcmc" + r.text(B64URL, r.randint(150, 190))
+
+
+def _rubygems(r: _Rng) -> str:
+    return "rubygems" + "_" + r.text(HEX, 48)
+
+
+def _nuget(r: _Rng) -> str:
+    lower = LOWER + DIGITS
+    return (
+        "oy2"
+        + r.choice("abcdefghijklmnop")
+        + r.text(lower, 15)
+        + r.choice("aq")
+        + r.text(lower, 11)
+        + r.choice("eu")
+        + r.choice("bdfhjlnprtvxz357")
+        + r.choice("abcdefghijklmnop")
+        + r.text(lower, 11)
+        + r.choice("aeimquy4")
+    )
+
+
+def _newrelic(r: _Rng) -> str:
+    return "NRAK" + "-" + r.text(UPPER + DIGITS, 27)
+
+
+def _terraform(r: _Rng) -> str:
+    return r.text(LOWER + DIGITS, 14) + ".atlas" + "v1." + r.text(B64URL, 67)
+
+
+def _atlassian(r: _Rng) -> str:
+    return "ATATT" + "3xFfGF0" + r.text(B64URL, 171) + "=" + r.text("0123456789ABCDEF", 8)
+
+
+def _planetscale(r: _Rng) -> str:
+    return "pscale" + "_pw_" + r.text(B64URL, 43)
+
+
+def _fly(r: _Rng) -> str:
+    return "fo" + "1_" + r.text(B64URL, 43)
+
+
+def _heroku(r: _Rng) -> str:
+    return "HRKU" + "-AA" + r.text(B64URL, 58)
+
+
+def _grafana(r: _Rng) -> str:
+    if r.random() < 0.5:
+        return "gl" + "sa_" + r.text(ALNUM, 32) + "_" + r.text(HEX, 8)
+    policy = {
+        "o": r.number(7),
+        "n": f"{r.choice(SERVICES)}-{r.choice(WORDS)}-token",
+        "k": r.text(ALNUM, 24),
+        "m": {"r": r.choice(("prod-us-east-0", "prod-eu-west-2", "prod-ap-southeast-1"))},
+    }
+    return "gl" + "c_" + _b64json(policy)
+
+
+def _sourcegraph(r: _Rng) -> str:
+    if r.random() < 0.5:
+        return "sgp" + "_" + r.text(HEX, 16) + "_" + r.text(HEX, 40)
+    return "sgp" + "_" + r.text(HEX, 40)
+
+
+# -- how a provider token is pasted ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Provider:
+    family: str
+    make: Callable[[_Rng], str]
+    env: str  # the variable people keep it in
+    label: str  # "GitHub token"
+    label_it: str
+    label_vi: str
+    api: str
+    commands: tuple[str, ...] = ()  # provider-specific shell lines, `{s}` is the token
+    code: tuple[str, ...] = ()
+    config: tuple[str, ...] = ()
+
+
+CODE = (
+    'import requests\n\nresp = requests.get(\n    "{api}",\n'
+    '    headers={{"Authorization": "Bearer {s}"}},\n    timeout=10,\n)',
+    'const {camel} = "{s}";\nconst client = createClient({{ token: {camel} }});',
+    '{snake} = "{s}"  # TODO move to the vault before release',
+    'req.Header.Set("Authorization", "Bearer {s}")',
+    'client = Client("{s}")\nprint(client.whoami())',
+    'os.environ["{env}"] = "{s}"',
+    'KEYS = ["{s}"]  # rotated by hand, see {svc}/README',
+)
+CONFIG = (
+    "{env}={s}",
+    'env:\n  {env}: "{s}"\n  LOG_LEVEL: info',
+    '{{\n  "{camel}": "{s}",\n  "timeout": 30\n}}',
+    '[{svc}]\n{snake} = "{s}"\nretries = 3',
+    "# .env.staging\nNODE_ENV=production\n{env}={s}\nPORT=8080",
+    "secrets:\n  - name: {snake}\n    value: {s}",
+)
+LOG = (
+    "{ts} DEBUG {svc}: calling {api} with {s}",
+    "{ts} WARN {svc}: 401 from {api}, credential {s} was rejected",
+    "{ts} ERROR {svc}: auth failed for key {s} (status=403)",
+    "[{svc}] {ts} loaded credentials from env: {s}",
+    '{ts} INFO {svc} request headers: {{"Authorization": "Bearer {s}", '
+    '"Accept": "application/json"}}',
+    'Traceback (most recent call last):\n  File "/srv/{svc}/client.py", line 88, in call\n'
+    '    raise AuthError(f"rejected: {{key}}")\nAuthError: rejected: {s}',
+)
+SHELL = (
+    "$ export {env}={s}\n$ make deploy",
+    "{env}={s} npm run release",
+    ' 1042  export {env}="{s}"\n 1043  ./deploy.sh staging',
+    '$ curl -sS -H "Authorization: Bearer {s}" {api}',
+    '$ echo "{s}" > ~/.config/{svc}/token && chmod 600 ~/.config/{svc}/token',
+)
+PROSE_EN = (
+    "Deploy staging with the token {s} (rotate in March).",
+    "The {label} for the staging bot is {s}; it expires at the end of the quarter.",
+    "Use {s} when the CI asks for the {label}.",
+    "Lesson: the {label} {s} was hard-coded in deploy.sh, moved it to the vault.",
+    "Remember that {s} is the key we share with the QA team.",
+    "{Label}: {s}",
+    "Fixed the release job by pasting {s} into the pipeline settings.",
+    "If {svc} returns 401 again the {label} is stale; the current one is {s}.",
+)
+PROSE_IT = (
+    "Per il deploy usa la chiave {s}.",
+    "Credenziali di staging ({label_it}): {s}, scade a marzo.",
+    "Ricorda: per pubblicare serve {s} (non condividerlo).",
+    "Nota: dopo la rotazione il valore nuovo è {s}.",
+    "Se la pipeline fallisce, reimposta {s} nelle variabili del progetto.",
+    "Per {svc} usiamo {s} ({label_it}).",
+)
+PROSE_VI = (
+    "Dùng token {s} để publish.",
+    "{Label_vi} cho môi trường staging là {s}, hết hạn vào tháng ba.",
+    "Ghi chú: khóa mới là {s}, đã cập nhật trên CI.",
+    "Đăng nhập bằng {s} rồi chạy lệnh deploy.",
+    "Nếu pipeline lỗi, đặt lại {s} trong biến môi trường của dự án.",
+    "{svc} dùng {label_vi} riêng: {s}",
+)
+
+PROVIDERS = (
+    _Provider(
+        "github-classic",
+        _github_classic,
+        "GITHUB_TOKEN",
+        "GitHub token",
+        "token GitHub",
+        "token GitHub",
+        "https://api.github.com/user",
+        commands=(
+            "echo {s} | gh auth login --with-token",
+            'curl -H "Authorization: token {s}" https://api.github.com/repos/acme/shop/actions/runs',
+        ),
+        code=(
+            'gh = Github("{s}")\nrepo = gh.get_repo("acme/shop")',
+            'const octokit = new Octokit({{ auth: "{s}" }});',
+        ),
+    ),
+    _Provider(
+        "github-fine-grained",
+        _github_fine,
+        "GH_TOKEN",
+        "fine-grained GitHub token",
+        "token GitHub a grana fine",
+        "token GitHub fine-grained",
+        "https://api.github.com/repos/acme/shop/contents/README.md",
+        commands=("echo {s} | gh auth login --with-token",),
+        code=('const octokit = new Octokit({{ auth: "{s}" }});',),
+    ),
+    _Provider(
+        "gitlab-pat",
+        _gitlab_pat,
+        "GITLAB_TOKEN",
+        "GitLab access token",
+        "token di accesso GitLab",
+        "token truy cập GitLab",
+        "https://gitlab.com/api/v4/user",
+        commands=(
+            'curl --header "PRIVATE-TOKEN: {s}" "https://gitlab.com/api/v4/projects?membership=true"',
+            "glab auth login --hostname gitlab.com --token {s}",
+        ),
+        code=('gl = gitlab.Gitlab("https://gitlab.com", private_token="{s}")',),
+    ),
+    _Provider(
+        "gitlab-runner",
+        _gitlab_runner,
+        "RUNNER_TOKEN",
+        "runner authentication token",
+        "token del runner",
+        "token của runner",
+        "https://gitlab.com/api/v4/runners/verify",
+        commands=(
+            "gitlab-runner register --non-interactive --url https://gitlab.com "
+            "--token {s} --executor docker",
+        ),
+        config=(
+            '[[runners]]\n  name = "docker-eu"\n  url = "https://gitlab.com"\n'
+            '  token = "{s}"\n  executor = "docker"',
+        ),
+    ),
+    _Provider(
+        "gitlab-ci-build",
+        _gitlab_build,
+        "CI_JOB_TOKEN",
+        "CI job token",
+        "token del job CI",
+        "token job CI",
+        "https://gitlab.com/api/v4/job",
+        commands=(
+            'curl --header "JOB-TOKEN: {s}" --upload-file app.tar.gz '
+            "https://gitlab.com/api/v4/projects/42/packages/generic/app/1.4.2/app.tar.gz",
+        ),
+    ),
+    _Provider(
+        "gitlab-trigger",
+        _gitlab_trigger,
+        "TRIGGER_TOKEN",
+        "pipeline trigger token",
+        "token di trigger della pipeline",
+        "token kích hoạt pipeline",
+        "https://gitlab.com/api/v4/projects/42/trigger/pipeline",
+        commands=(
+            "curl -X POST --fail -F token={s} -F ref=main "
+            "https://gitlab.com/api/v4/projects/42/trigger/pipeline",
+        ),
+    ),
+    _Provider(
+        "slack-bot",
+        _slack_bot,
+        "SLACK_BOT_TOKEN",
+        "Slack bot token",
+        "token del bot Slack",
+        "token bot Slack",
+        "https://slack.com/api/chat.postMessage",
+        commands=(
+            'curl -X POST -H "Authorization: Bearer {s}" -d channel=C0451DPLY -d text=done '
+            "https://slack.com/api/chat.postMessage",
+        ),
+        code=(
+            'app = App(token="{s}", signing_secret=os.environ["SLACK_SIGNING_SECRET"])',
+            'const web = new WebClient("{s}");',
+        ),
+    ),
+    _Provider(
+        "slack-user",
+        _slack_user,
+        "SLACK_USER_TOKEN",
+        "Slack user token",
+        "token utente Slack",
+        "token người dùng Slack",
+        "https://slack.com/api/users.profile.get",
+        code=('const web = new WebClient("{s}");',),
+    ),
+    _Provider(
+        "slack-app",
+        _slack_app,
+        "SLACK_APP_TOKEN",
+        "Slack app-level token",
+        "token di app Slack",
+        "token app Slack",
+        "https://slack.com/api/apps.connections.open",
+        code=('handler = SocketModeHandler(app, "{s}")\nhandler.start()',),
+    ),
+    _Provider(
+        "slack-config",
+        _slack_config,
+        "SLACK_CONFIG_TOKEN",
+        "Slack configuration token",
+        "token di configurazione Slack",
+        "token cấu hình Slack",
+        "https://slack.com/api/apps.manifest.update",
+    ),
+    _Provider(
+        "stripe",
+        _stripe,
+        "STRIPE_SECRET_KEY",
+        "Stripe secret key",
+        "chiave segreta Stripe",
+        "khóa bí mật Stripe",
+        "https://api.stripe.com/v1/charges",
+        commands=(
+            "curl https://api.stripe.com/v1/charges -u {s}: -d amount=2000 -d currency=eur",
+            "stripe listen --api-key {s} --forward-to localhost:4242/webhook",
+        ),
+        code=('stripe.api_key = "{s}"', 'const stripe = require("stripe")("{s}");'),
+    ),
+    _Provider(
+        "openai-project",
+        _openai_project,
+        "OPENAI_API_KEY",
+        "OpenAI API key",
+        "chiave API di OpenAI",
+        "khóa API OpenAI",
+        "https://api.openai.com/v1/models",
+        code=(
+            'client = OpenAI(api_key="{s}")',
+            'const openai = new OpenAI({{ apiKey: "{s}" }});',
+        ),
+    ),
+    _Provider(
+        "openai-legacy",
+        _openai_legacy,
+        "OPENAI_API_KEY",
+        "OpenAI key",
+        "chiave OpenAI",
+        "khóa OpenAI",
+        "https://api.openai.com/v1/chat/completions",
+        code=('openai.api_key = "{s}"',),
+    ),
+    _Provider(
+        "anthropic",
+        _anthropic,
+        "ANTHROPIC_API_KEY",
+        "Anthropic API key",
+        "chiave API di Anthropic",
+        "khóa API Anthropic",
+        "https://api.anthropic.com/v1/messages",
+        commands=(
+            'curl https://api.anthropic.com/v1/messages -H "x-api-key: {s}" '
+            '-H "anthropic-version: 2023-06-01" -d @req.json',
+        ),
+        code=('client = anthropic.Anthropic(api_key="{s}")',),
+    ),
+    _Provider(
+        "aws-access-key-id",
+        _aws_key_id,
+        "AWS_ACCESS_KEY_ID",
+        "AWS access key id",
+        "access key AWS",
+        "access key AWS",
+        "https://sts.amazonaws.com/",
+        commands=("aws configure set aws_access_key_id {s}",),
+        code=('session = boto3.Session(aws_access_key_id="{s}", aws_secret_access_key=secret)',),
+    ),
+    _Provider(
+        "google-api-key",
+        _google,
+        "GOOGLE_API_KEY",
+        "Google API key",
+        "chiave API di Google",
+        "khóa API Google",
+        "https://maps.googleapis.com/maps/api/geocode/json",
+        commands=(
+            'curl "https://maps.googleapis.com/maps/api/geocode/json?address=Hanoi&key={s}"',
+        ),
+        code=(
+            '<script src="https://maps.googleapis.com/maps/api/js?key={s}&callback=initMap">'
+            "</script>",
+            'genai.configure(api_key="{s}")',
+        ),
+    ),
+    _Provider(
+        "sendgrid",
+        _sendgrid,
+        "SENDGRID_API_KEY",
+        "SendGrid API key",
+        "chiave API di SendGrid",
+        "khóa API SendGrid",
+        "https://api.sendgrid.com/v3/mail/send",
+        code=('sg = SendGridAPIClient("{s}")\nsg.send(message)',),
+    ),
+    _Provider(
+        "shopify",
+        _shopify,
+        "SHOPIFY_ACCESS_TOKEN",
+        "Shopify admin token",
+        "token admin di Shopify",
+        "token admin Shopify",
+        "https://acme-shop.myshopify.com/admin/api/2024-10/products.json",
+        commands=(
+            'curl -H "X-Shopify-Access-Token: {s}" '
+            "https://acme-shop.myshopify.com/admin/api/2024-10/shop.json",
+        ),
+    ),
+    _Provider(
+        "digitalocean",
+        _digitalocean,
+        "DIGITALOCEAN_TOKEN",
+        "DigitalOcean token",
+        "token DigitalOcean",
+        "token DigitalOcean",
+        "https://api.digitalocean.com/v2/droplets",
+        commands=("doctl auth init --access-token {s}",),
+    ),
+    _Provider(
+        "square",
+        _square,
+        "SQUARE_ACCESS_TOKEN",
+        "Square access token",
+        "token di accesso Square",
+        "token truy cập Square",
+        "https://connect.squareup.com/v2/locations",
+    ),
+    _Provider(
+        "telegram-bot",
+        _telegram,
+        "TELEGRAM_BOT_TOKEN",
+        "Telegram bot token",
+        "token del bot Telegram",
+        "token bot Telegram",
+        "https://api.telegram.org/getMe",
+        commands=('curl "https://api.telegram.org/bot{s}/getUpdates"',),
+        code=('bot = telebot.TeleBot("{s}")',),
+    ),
+    _Provider(
+        "docker-hub",
+        _docker,
+        "DOCKERHUB_TOKEN",
+        "Docker Hub access token",
+        "token di Docker Hub",
+        "token Docker Hub",
+        "https://hub.docker.com/v2/users/login",
+        commands=("echo {s} | docker login -u acmeci --password-stdin",),
+    ),
+    _Provider(
+        "vault",
+        _vault,
+        "VAULT_TOKEN",
+        "Vault token",
+        "token di Vault",
+        "token Vault",
+        "https://vault.acme.internal:8200/v1/secret/data/app",
+        commands=(
+            "vault login {s}",
+            'curl -H "X-Vault-Token: {s}" https://vault.acme.internal:8200/v1/secret/data/app',
+        ),
+    ),
+    _Provider(
+        "twilio",
+        _twilio,
+        "TWILIO_API_KEY",
+        "Twilio API key",
+        "API key di Twilio",
+        "API key Twilio",
+        "https://api.twilio.com/2010-04-01/Accounts.json",
+        commands=('twilio login --api-key {s} --api-secret "$TWILIO_API_SECRET"',),
+    ),
+    _Provider(
+        "mailgun",
+        _mailgun,
+        "MAILGUN_API_KEY",
+        "Mailgun API key",
+        "chiave API di Mailgun",
+        "khóa API Mailgun",
+        "https://api.mailgun.net/v3/mg.acme.dev/messages",
+        commands=(
+            'curl -s --user "api:{s}" https://api.mailgun.net/v3/mg.acme.dev/messages '
+            "-F from=ops@acme.dev -F to=me@acme.dev -F text=ping",
+        ),
+    ),
+    _Provider(
+        "huggingface",
+        _huggingface,
+        "HF_TOKEN",
+        "Hugging Face token",
+        "token di Hugging Face",
+        "token Hugging Face",
+        "https://huggingface.co/api/whoami-v2",
+        commands=("huggingface-cli login --token {s}",),
+        code=('model = AutoModel.from_pretrained("acme/ranker", token="{s}")',),
+    ),
+    _Provider(
+        "sentry",
+        _sentry,
+        "SENTRY_AUTH_TOKEN",
+        "Sentry auth token",
+        "token di Sentry",
+        "token Sentry",
+        "https://sentry.io/api/0/organizations/acme/releases/",
+        commands=("sentry-cli --auth-token {s} releases new 1.4.2",),
+    ),
+    _Provider(
+        "azure-ad-client-secret",
+        _azure_ad,
+        "AZURE_CLIENT_SECRET",
+        "Azure client secret",
+        "client secret di Azure",
+        "client secret Azure",
+        "https://login.microsoftonline.com/common/oauth2/v2.0/token",
+        commands=("az login --service-principal -u {uuid} -p {s} --tenant acme.onmicrosoft.com",),
+        code=('credential = ClientSecretCredential(tenant_id, client_id, "{s}")',),
+    ),
+    _Provider(
+        "npm",
+        _npm,
+        "NPM_TOKEN",
+        "npm token",
+        "token npm",
+        "token npm",
+        "https://registry.npmjs.org/-/whoami",
+        commands=("npm config set //registry.npmjs.org/:_authToken {s}",),
+        config=(
+            "//registry.npmjs.org/:_authToken={s}\n@acme:registry=https://registry.npmjs.org/",
+        ),
+    ),
+    _Provider(
+        "pypi",
+        _pypi,
+        "TWINE_PASSWORD",
+        "PyPI token",
+        "token PyPI",
+        "token PyPI",
+        "https://upload.pypi.org/legacy/",
+        commands=("twine upload -u __token__ -p {s} dist/*", "uv publish --token {s}"),
+        config=("[pypi]\n  username = __token__\n  password = {s}",),
+    ),
+    _Provider(
+        "rubygems",
+        _rubygems,
+        "GEM_HOST_API_KEY",
+        "RubyGems API key",
+        "chiave API di RubyGems",
+        "khóa API RubyGems",
+        "https://rubygems.org/api/v1/gems",
+        config=("---\n:rubygems_api_key: {s}",),
+    ),
+    _Provider(
+        "nuget",
+        _nuget,
+        "NUGET_API_KEY",
+        "NuGet API key",
+        "chiave API di NuGet",
+        "khóa API NuGet",
+        "https://api.nuget.org/v3/index.json",
+        commands=(
+            "dotnet nuget push bin/Release/Acme.Core.2.1.0.nupkg --api-key {s} "
+            "--source https://api.nuget.org/v3/index.json",
+        ),
+    ),
+    _Provider(
+        "newrelic",
+        _newrelic,
+        "NEW_RELIC_API_KEY",
+        "New Relic user key",
+        "chiave utente New Relic",
+        "khóa người dùng New Relic",
+        "https://api.newrelic.com/graphql",
+        commands=('curl https://api.newrelic.com/graphql -H "API-Key: {s}" -d @query.json',),
+    ),
+    _Provider(
+        "terraform-cloud",
+        _terraform,
+        "TF_TOKEN_app_terraform_io",
+        "Terraform Cloud token",
+        "token di Terraform Cloud",
+        "token Terraform Cloud",
+        "https://app.terraform.io/api/v2/account/details",
+        config=('credentials "app.terraform.io" {{\n  token = "{s}"\n}}',),
+    ),
+    _Provider(
+        "atlassian",
+        _atlassian,
+        "JIRA_API_TOKEN",
+        "Atlassian API token",
+        "token API di Atlassian",
+        "token API Atlassian",
+        "https://acme.atlassian.net/rest/api/3/myself",
+        commands=("curl -u ops@acme.dev:{s} https://acme.atlassian.net/rest/api/3/myself",),
+    ),
+    _Provider(
+        "planetscale",
+        _planetscale,
+        "DATABASE_PASSWORD",
+        "PlanetScale password",
+        "password di PlanetScale",
+        "mật khẩu PlanetScale",
+        "https://aws.connect.psdb.cloud",
+        commands=(
+            "mysql -h aws.connect.psdb.cloud -u 3kd9s0x2bq -p{s} --ssl-mode=VERIFY_IDENTITY shop",
+        ),
+    ),
+    _Provider(
+        "fly",
+        _fly,
+        "FLY_API_TOKEN",
+        "Fly.io token",
+        "token di Fly.io",
+        "token Fly.io",
+        "https://api.machines.dev/v1/apps",
+        commands=("flyctl deploy --access-token {s}",),
+    ),
+    _Provider(
+        "heroku",
+        _heroku,
+        "HEROKU_API_KEY",
+        "Heroku API key",
+        "chiave API di Heroku",
+        "khóa API Heroku",
+        "https://api.heroku.com/apps",
+        commands=(
+            'curl -n https://api.heroku.com/apps -H "Accept: application/vnd.heroku+json; '
+            'version=3" -H "Authorization: Bearer {s}"',
+        ),
+    ),
+    _Provider(
+        "grafana",
+        _grafana,
+        "GRAFANA_TOKEN",
+        "Grafana token",
+        "token di Grafana",
+        "token Grafana",
+        "https://acme.grafana.net/api/dashboards/db",
+        config=('provider "grafana" {{\n  url  = "https://acme.grafana.net"\n  auth = "{s}"\n}}',),
+    ),
+    _Provider(
+        "sourcegraph",
+        _sourcegraph,
+        "SRC_ACCESS_TOKEN",
+        "Sourcegraph token",
+        "token di Sourcegraph",
+        "token Sourcegraph",
+        "https://sourcegraph.acme.dev/.api/graphql",
+        commands=(
+            'curl -H "Authorization: token {s}" https://sourcegraph.acme.dev/.api/graphql '
+            "-d @query.json",
+        ),
+    ),
+)
+
+Pools = Sequence[tuple[str, Sequence[str]]]
+Made = Iterator[tuple[str, str, str]]  # (context, text, secret)
+
+
+def _common(r: _Rng) -> dict[str, str]:
+    return {
+        "ts": r.ts(),
+        "svc": r.choice(SERVICES),
+        "uuid": r.uuid(),
+        "user": r.choice(USERS),
+        "host": r.choice(HOSTS),
+        "ip": r.ip(),
+        "db": r.choice(DATABASES),
+    }
+
+
+def _render(r: _Rng, pools: Pools, make: Callable[[_Rng], dict[str, str]]) -> Made:
+    """One sample per (context, templates) entry; `make` gives `s`, the secret, and fillers."""
+    for context, templates in pools:
+        fill = _common(r) | make(r)
+        yield context, r.choice(templates).format_map(fill), fill["s"]
+
+
+def _provider_samples(p: _Provider) -> Callable[[_Rng], Made]:
+    def made(r: _Rng) -> Made:
+        pools: Pools = (
+            ("code", p.code + CODE),
+            ("config", p.config + CONFIG),
+            ("log", LOG),
+            ("shell", tuple("$ " + c for c in p.commands) + SHELL),
+            ("prose-en", PROSE_EN),
+            ("prose-it", PROSE_IT),
+            ("prose-vi", PROSE_VI),
+        )
+
+        def make(r: _Rng) -> dict[str, str]:
+            return {
+                "s": p.make(r),
+                "env": p.env,
+                "snake": p.env.lower(),
+                "camel": _camel(p.env),
+                "label": p.label,
+                "Label": _cap(p.label),
+                "label_it": p.label_it,
+                "label_vi": p.label_vi,
+                "Label_vi": _cap(p.label_vi),
+                "api": p.api,
+            }
+
+        return _render(r, pools, make)
+
+    return made
+
+
+FAMILIES: list[tuple[str, Callable[[_Rng], Made]]] = [
+    (p.family, _provider_samples(p)) for p in PROVIDERS
+]
+
+
+def _family(name: str) -> Callable[[Callable[[_Rng], Made]], Callable[[_Rng], Made]]:
+    def register(made: Callable[[_Rng], Made]) -> Callable[[_Rng], Made]:
+        FAMILIES.append((name, made))
+        return made
+
+    return register
+
+
+# -- provider formats that are more than one token ---------------------------------------
+
+
+@_family("slack-webhook")
+def _slack_webhook(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        path = (
+            "T" + r.text(UPPER + DIGITS, r.randint(8, 10)) + "/B"
+            + r.text(UPPER + DIGITS, r.randint(8, 10)) + "/" + r.text(ALNUM, 24)
+        )  # fmt: skip
+        return {"s": path, "url": "https://hooks.slack.com/services/" + path}
+
+    pools: Pools = (
+        ("config", ("SLACK_WEBHOOK_URL={url}", 'alerts:\n  slack:\n    webhook: "{url}"')),
+        ("code", ('requests.post("{url}", json={{"text": "deploy finished"}})',)),
+        (
+            "shell",
+            (
+                "$ curl -X POST -H 'Content-type: application/json' "
+                '--data \'{{"text":"hello"}}\' {url}',
+            ),
+        ),
+        ("log", ("{ts} INFO {svc}: posted release note to {url} (200)",)),
+        ("prose-en", ("Alerts go to #ops through {url}.", "Slack hook for the deploy bot: {url}")),
+        ("prose-it", ("Gli alert arrivano su #ops tramite {url}.",)),
+        ("prose-vi", ("Cảnh báo gửi vào kênh #ops qua {url}.",)),
+    )
+    return _render(r, pools, make)
+
+
+def _aws_pair(r: _Rng) -> dict[str, str]:
+    return {"s": _aws_secret(r), "kid": "AK" + "IA" + r.text(BASE32, 16)}
+
+
+@_family("aws-secret-key-config")
+def _aws_secret_config(r: _Rng) -> Made:
+    pools: Pools = (
+        (
+            "config",
+            (
+                "[default]\naws_access_key_id = {kid}\n"
+                "aws_secret_access_key = {s}\nregion = eu-west-1",
+            ),
+        ),
+        ("config", ("AWS_ACCESS_KEY_ID={kid}\nAWS_SECRET_ACCESS_KEY={s}\nAWS_REGION=eu-west-1",)),
+        (
+            "code",
+            (
+                'boto3.client(\n    "s3",\n    aws_access_key_id="{kid}",\n'
+                '    aws_secret_access_key="{s}",\n)',
+            ),
+        ),
+        (
+            "code",
+            (
+                'provider "aws" {{\n  region     = "eu-west-1"\n  access_key = "{kid}"\n'
+                '  secret_key = "{s}"\n}}',
+            ),
+        ),
+        (
+            "log",
+            (
+                '{{\n    "AccessKey": {{\n        "UserName": "ci",\n'
+                '        "AccessKeyId": "{kid}",\n'
+                '        "Status": "Active",\n        "SecretAccessKey": "{s}",\n'
+                '        "CreateDate": "2026-11-30T10:12:44+00:00"\n    }}\n}}',
+            ),
+        ),
+        ("shell", ("$ aws configure set aws_secret_access_key {s}",)),
+        ("shell", ("$ export AWS_ACCESS_KEY_ID={kid}\n$ export AWS_SECRET_ACCESS_KEY={s}",)),
+    )
+    return _render(r, pools, _aws_pair)
+
+
+@_family("aws-secret-key-prose")
+def _aws_secret_prose(r: _Rng) -> Made:
+    pools: Pools = (
+        ("prose-en", ("AWS key id {kid} and secret {s} for the backup bucket.",)),
+        ("prose-en", ("The CI user is {kid} / {s}; only for the staging account.",)),
+        ("prose-en", ("New AWS credentials: access key {kid}, secret {s}.",)),
+        ("prose-it", ("Credenziali AWS: key id {kid} e secret {s}.",)),
+        ("prose-it", ("Per il bucket dei backup usa {kid} con il segreto {s}.",)),
+        ("prose-vi", ("Access key {kid} và secret key {s} dùng cho bucket backup.",)),
+        ("prose-vi", ("Khóa AWS mới: {kid} / {s}.",)),
+    )
+    return _render(r, pools, _aws_pair)
+
+
+@_family("aws-session-token")
+def _aws_session_token(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        return {"s": _aws_session(r), "kid": "AS" + "IA" + r.text(BASE32, 16)}
+
+    pools: Pools = (
+        ("config", ("[profile ci]\naws_access_key_id = {kid}\naws_session_token = {s}",)),
+        ("shell", ("$ export AWS_SESSION_TOKEN={s}",)),
+        (
+            "log",
+            (
+                '{{\n    "Credentials": {{\n        "AccessKeyId": "{kid}",\n'
+                '        "SessionToken": "{s}",\n        "Expiration": "2026-11-30T11:12:44Z"\n'
+                "    }}\n}}",
+            ),
+        ),
+        ("code", ('s3 = boto3.client("s3", aws_session_token="{s}")',)),
+        ("prose-en", ("Temporary session token for the migration (valid 1h): {s}",)),
+        ("prose-it", ("Token di sessione temporaneo per la migrazione: {s}",)),
+        ("prose-vi", ("Token phiên tạm thời cho việc migrate: {s}",)),
+    )
+    return _render(r, pools, make)
+
+
+def _pem_lines(r: _Rng, prefix: str, total: int, width: int = 64) -> list[str]:
+    body = prefix + r.text(B64, total - len(prefix) - 2) + r.choice(("==", "Q=", "AB"))
+    return [body[i : i + width] for i in range(0, len(body), width)]
+
+
+def _pkcs8(r: _Rng) -> list[str]:
+    return _pem_lines(r, "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQ", 1624)
+
+
+def _armor(kind: str) -> tuple[str, str]:
+    return "-----BEGIN " + kind + "-----", "-----END " + kind + "-----"
+
+
+@_family("gcp-service-account-json")
+def _gcp_service_account(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        begin, end = _armor(PK)
+        body = "\\n".join(_pkcs8(r))
+        project = f"{r.choice(SERVICES)}-prod-{r.number(6)}"
+        fields = [
+            ('"type"', '"service_account"'),
+            ('"project_id"', f'"{project}"'),
+            ('"private_key_id"', f'"{r.text(HEX, 40)}"'),
+            ('"private_key"', f'"{begin}\\n{body}\\n{end}\\n"'),
+            ('"client_email"', f'"deployer@{project}.iam.gserviceaccount.com"'),
+            ('"client_id"', f'"{r.number(21)}"'),
+            ('"token_uri"', '"https://oauth2.googleapis.com/token"'),
+        ]
+        pretty = "{\n" + ",\n".join(f"  {k}: {v}" for k, v in fields) + "\n}"
+        compact = "{" + ", ".join(f"{k}: {v}" for k, v in fields) + "}"
+        return {"s": body, "json": pretty, "compact": compact}
+
+    pools: Pools = (
+        ("config", ("{json}",)),
+        ("code", ("info = json.loads('''{compact}''')",)),
+        ("shell", ("$ cat sa.json\n{json}",)),
+        ("log", ("{ts} DEBUG {svc}: GOOGLE_CREDENTIALS={compact}",)),
+        ("prose-en", ("Service account for the exporter:\n{json}",)),
+        ("prose-it", ("Service account per l'exporter:\n{json}",)),
+        ("prose-vi", ("Service account cho exporter:\n{json}",)),
+    )
+    return _render(r, pools, make)
+
+
+@_family("cloudflare")
+def _cloudflare_token(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        return {"s": _cloudflare(r)}
+
+    pools: Pools = (
+        ("config", ("CLOUDFLARE_API_TOKEN={s}",)),
+        ("config", ('provider "cloudflare" {{\n  api_token = "{s}"\n}}',)),
+        (
+            "shell",
+            (
+                '$ curl "https://api.cloudflare.com/client/v4/user/tokens/verify" '
+                '-H "Authorization: Bearer {s}"',
+                "$ CLOUDFLARE_API_TOKEN={s} npx wrangler deploy",
+            ),
+        ),
+        ("log", ("{ts} INFO dns-sync: cloudflare token {s} verified, status active",)),
+        ("prose-en", ("Cloudflare token for DNS edits: {s}",)),
+        ("prose-it", ("Token Cloudflare per modificare il DNS: {s}",)),
+        ("prose-vi", ("Token Cloudflare để sửa DNS: {s}",)),
+    )
+    return _render(r, pools, make)
+
+
+@_family("azure-storage-connection-string")
+def _azure_storage(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        key = r.b64(64)
+        account = r.choice(SERVICES) + r.text(LOWER + DIGITS, 6)
+        conn = (
+            f"DefaultEndpointsProtocol=https;AccountName={account};AccountKey={key};"
+            "EndpointSuffix=core.windows.net"
+        )
+        return {"s": key, "conn": conn}
+
+    pools: Pools = (
+        ("config", ('{{\n  "ConnectionStrings": {{\n    "Storage": "{conn}"\n  }}\n}}',)),
+        ("config", ('AZURE_STORAGE_CONNECTION_STRING="{conn}"',)),
+        ("code", ('client = BlobServiceClient.from_connection_string("{conn}")',)),
+        ("code", ('var blobs = new BlobServiceClient("{conn}");',)),
+        (
+            "shell",
+            ('$ az storage blob upload -f dump.sql -c backups --connection-string "{conn}"',),
+        ),
+        ("log", ("{ts} ERROR {svc}: could not reach storage with {conn}",)),
+        ("prose-en", ("Storage account for the backups: {conn}",)),
+    )
+    return _render(r, pools, make)
+
+
+def _jwt_claims(r: _Rng) -> dict[str, object]:
+    iat = r.randint(1_760_000_000, 1_790_000_000)
+    return {
+        "sub": r.choice((r.uuid(), r.choice(USERS), r.number(6))),
+        "name": r.choice(("Linh Tran", "Giulia Rossi", "Marco Bianchi", "Minh Nguyen")),
+        "role": r.choice(("admin", "editor", "service")),
+        "iss": "https://auth." + r.choice(DOMAINS),
+        "iat": iat,
+        "exp": iat + 3600,
+    }
+
+
+def _jwt_signed(r: _Rng) -> str:
+    alg = r.choice(("HS256", "RS256", "ES256"))
+    header: dict[str, str] = {"alg": alg, "typ": "JWT"}
+    if alg != "HS256":
+        header["kid"] = r.text(ALNUM, 16)
+    signature = r.b64url({"HS256": 32, "RS256": 256, "ES256": 64}[alg])
+    return _b64json(header) + "." + _b64json(_jwt_claims(r)) + "." + signature
+
+
+def _jwt_unsigned(r: _Rng) -> str:
+    return _b64json({"alg": "none", "typ": "JWT"}) + "." + _b64json(_jwt_claims(r)) + "."
+
+
+JWT_POOLS: Pools = (
+    (
+        "code",
+        (
+            'token = "{s}"\n'
+            'resp = client.get("/api/me", headers={{"Authorization": f"Bearer {{token}}"}})',
+            'const session = "{s}";',
+        ),
+    ),
+    ("config", ("SESSION_JWT={s}", 'auth:\n  service_token: "{s}"')),
+    ("log", ("Set-Cookie: session={s}; Path=/; HttpOnly; Secure", "{ts} DEBUG {svc}: jwt={s}")),
+    ("shell", ('$ curl -H "Authorization: Bearer {s}" https://api.acme.dev/v1/me',)),
+    ("prose-en", ("Admin JWT for staging (valid until Friday): {s}",)),
+    ("prose-it", ("JWT di admin per i test di staging: {s}",)),
+    ("prose-vi", ("JWT của tài khoản admin để test staging: {s}",)),
+)
+
+
+@_family("jwt-signed")
+def _jwt_signed_samples(r: _Rng) -> Made:
+    return _render(r, JWT_POOLS, lambda r: {"s": _jwt_signed(r)})
+
+
+@_family("jwt-unsigned")
+def _jwt_unsigned_samples(r: _Rng) -> Made:
+    return _render(r, JWT_POOLS, lambda r: {"s": _jwt_unsigned(r)})
+
+
+@_family("jwt-base64")
+def _jwt_base64(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        return {"s": base64.b64encode(_jwt_signed(r).encode()).decode()}
+
+    pools: Pools = (
+        (
+            "config",
+            (
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: api-session\n"
+                "data:\n  session: {s}",
+            ),
+        ),
+        ("log", ("{ts} DEBUG {svc}: Cookie: auth={s}",)),
+        ("code", ('AUTH = base64.b64decode("{s}").decode()',)),
+        ("shell", ("$ echo {s} | base64 -d",)),
+        ("prose-en", ("The session cookie from the bug report: {s}",)),
+        ("prose-it", ("Il cookie di sessione dal bug report: {s}",)),
+        ("prose-vi", ("Cookie phiên lấy từ bug report: {s}",)),
+    )
+    return _render(r, pools, make)
+
+
+def _pem_samples(r: _Rng, kind: str, lines: Callable[[_Rng], list[str]], pgp: bool) -> Made:
+    """One key per context, in the layouts people paste keys in."""
+    begin, end = _armor(kind)
+    for context in CONTEXTS:
+        body = lines(r)
+        if pgp:
+            body = [*body, "=" + r.text(B64, 4)]
+        plain = "\n".join(body)
+        armored = f"{begin}\n\n{plain}\n{end}" if pgp else f"{begin}\n{plain}\n{end}"
+        secret = plain
+        if context == "code":
+            text = r.choice(
+                (f'SIGNING_KEY = """{armored}\n"""', f"const deployKey = `{armored}\n`;")
+            )
+        elif context == "config" and not pgp:
+            secret = "\n    ".join(body)
+            text = f"tls:\n  crt: /etc/tls/tls.crt\n  key: |\n    {begin}\n    {secret}\n    {end}"
+        elif context == "config":
+            text = f"# keys/release-signing.asc\n{armored}"
+        elif context == "log":
+            text = f"{r.ts()} DEBUG {r.choice(SERVICES)}: loaded key from env:\n{armored}"
+        elif context == "shell":
+            text = f"$ cat ~/.ssh/deploy_key\n{armored}\n$ chmod 600 ~/.ssh/deploy_key"
+        elif context == "prose-en":
+            text = f"Deploy key for the build box (keep it safe):\n\n{armored}"
+        elif context == "prose-it":
+            text = f"Chiave del server di build, da non perdere:\n\n{armored}"
+        else:
+            text = f"Khóa của máy build, đừng làm mất:\n\n{armored}"
+        yield context, text, secret
+
+
+@_family("pem-rsa")
+def _pem_rsa(r: _Rng) -> Made:
+    return _pem_samples(
+        r, "RSA " + PK, lambda r: _pem_lines(r, "MIIEpAIBAAKCAQEA", 1588), pgp=False
+    )
+
+
+@_family("pem-ec")
+def _pem_ec(r: _Rng) -> Made:
+    return _pem_samples(r, "EC " + PK, lambda r: _pem_lines(r, "MHcCAQEEI", 164), pgp=False)
+
+
+@_family("pem-openssh")
+def _pem_openssh(r: _Rng) -> Made:
+    prefix = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW"
+    return _pem_samples(r, "OPENSSH " + PK, lambda r: _pem_lines(r, prefix, 400, 70), pgp=False)
+
+
+@_family("pem-pgp")
+def _pem_pgp(r: _Rng) -> Made:
+    return _pem_samples(r, "PGP " + PK + " BLOCK", lambda r: _pem_lines(r, "lQVYBG", 900), pgp=True)
+
+
+@_family("pem-json-escaped")
+def _pem_json(r: _Rng) -> Made:
+    kinds = (
+        (PK, _pkcs8),
+        ("RSA " + PK, lambda r: _pem_lines(r, "MIIEowIBAAKCAQEA", 1588)),
+        ("EC " + PK, lambda r: _pem_lines(r, "MHcCAQEEI", 164)),
+    )
+
+    def make(r: _Rng) -> dict[str, str]:
+        kind, lines = r.choice(kinds)
+        begin, end = _armor(kind)
+        body = "\\n".join(lines(r))
+        return {"s": body, "pem": f"{begin}\\n{body}\\n{end}\\n"}
+
+    pools: Pools = (
+        ("config", ('{{"issuer": "acme", "signing_key": "{pem}"}}',)),
+        ("config", ('JWT_PRIVATE_KEY="{pem}"',)),
+        ("code", ('const privateKey = "{pem}";', 'PRIVATE_KEY = "{pem}"')),
+        ("log", ('{ts} DEBUG {svc}: env {{"SIGNER_KEY": "{pem}"}}',)),
+        ("shell", ('$ export SSH_PRIVATE_KEY="{pem}"',)),
+        ("prose-en", ('The signer reads its key from the vault as one line: "{pem}"',)),
+        ("prose-it", ('Il signer legge la chiave dal vault su una riga: "{pem}"',)),
+    )
+    return _render(r, pools, make)
+
+
+# -- generic shapes: name = value ---------------------------------------------------------
+
+KEYWORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # family suffix: (the words of the name, qualifiers put in front of them)
+    "password": (("password",), ("db", "smtp", "admin", "redis", "ldap", "root", "keystore")),
+    "passwd": (("passwd",), ("db", "ftp", "root", "mysql")),
+    "pwd": (("pwd",), ("db", "admin", "mysql", "sa")),
+    "pass": (("pass",), ("db", "smtp", "mail", "admin", "vpn")),
+    "secret": (("secret",), ("client", "app", "jwt", "webhook", "session", "oauth")),
+    "token": (("token",), ("github", "api", "access", "refresh", "bot", "deploy")),
+    "api-key": (("api", "key"), ("stripe", "maps", "openai", "mailgun", "internal")),
+    "access-key": (("access", "key"), ("aws", "s3", "minio", "storage")),
+    "credential": (("credential",), ("db", "service", "smtp", "registry")),
+    "auth": (("auth",), ("smtp", "proxy", "basic", "registry")),
+    "private-key": (("private", "key"), ("jwt", "signing", "ssh", "wallet")),
+}
+STYLES = ("snake", "screaming", "kebab", "camel", "pascal")
+
+
+def _name(words: Sequence[str], style: str) -> str:
+    if style == "snake":
+        return "_".join(words)
+    if style == "screaming":
+        return "_".join(words).upper()
+    if style == "kebab":
+        return "-".join(words)
+    if style == "camel":
+        return words[0] + "".join(w.capitalize() for w in words[1:])
+    return "".join(w.capitalize() for w in words)
+
+
+def _value(keyword: str, r: _Rng, symbols: str) -> str:
+    if keyword in ("password", "passwd", "pwd", "pass", "credential", "auth"):
+        return _password(r, symbols)
+    if keyword == "secret":
+        return r.choice((_password(r, symbols), r.text(ALNUM, 32), r.b64(32)))
+    if keyword == "token":
+        return r.choice((r.text(ALNUM, r.randint(32, 48)), r.text(HEX, 40)))
+    if keyword == "api-key":
+        return r.choice((r.text(HEX, 32), r.text(ALNUM, r.randint(32, 40))))
+    if keyword == "access-key":
+        return r.choice((r.text(UPPER + DIGITS, 20), r.text(ALNUM, 40)))
+    return r.choice(("0x" + r.text(HEX, 64), r.text(HEX, 64), r.b64(32)))
+
+
+@dataclass(frozen=True)
+class _Format:
+    family: str
+    context: str
+    styles: tuple[str, ...]
+    render: Callable[[_Rng, str, str], str]  # (rng, name, value) -> text
+    symbols: str = SYMBOLS
+
+
+def _python(r: _Rng, name: str, v: str) -> str:
+    host, user = r.choice(HOSTS), r.choice(USERS)
+    return r.choice(
+        (
+            f'{name} = "{v}"',
+            f'settings.{name} = "{v}"',
+            f'db = connect(host="{host}", user="{user}", {name}="{v}")',
+            f'CONFIG = {{\n    "{name}": "{v}",\n    "debug": False,\n}}',
+        )
+    )
+
+
+def _js(r: _Rng, name: str, v: str) -> str:
+    return r.choice(
+        (
+            f'const {name} = "{v}";',
+            f"export const {name}: string = '{v}';",
+            f'module.exports = {{\n  host: "{r.choice(HOSTS)}",\n  {name}: "{v}",\n}};',
+            f'  private readonly {name} = "{v}";',
+        )
+    )
+
+
+def _go(r: _Rng, name: str, v: str) -> str:
+    return r.choice(
+        (
+            f'{name} := "{v}"',
+            f'const {name} = "{v}"',
+            f'cfg := Config{{\n\tHost: "{r.choice(HOSTS)}",\n\t{name}: "{v}",\n}}',
+        )
+    )
+
+
+def _java(r: _Rng, name: str, v: str) -> str:
+    if name.isupper():
+        return f'private static final String {name} = "{v}";'
+    return r.choice((f'String {name} = "{v}";', f'props.setProperty("{name}", "{v}");'))
+
+
+def _csharp(r: _Rng, name: str, v: str) -> str:
+    return r.choice(
+        (
+            f'var {name} = "{v}";',
+            f'public string {name} {{ get; set; }} = "{v}";',
+            f'options.{name} = "{v}";',
+        )
+    )
+
+
+def _yaml(r: _Rng, name: str, v: str) -> str:
+    return r.choice(
+        (
+            f"{name}: {v}",
+            f'database:\n  host: {r.choice(HOSTS)}\n  {name}: "{v}"',
+            f"spring:\n  mail:\n    {name}: '{v}'",
+        )
+    )
+
+
+def _json(r: _Rng, name: str, v: str) -> str:
+    return r.choice(
+        (
+            f'{{"{name}": "{v}"}}',
+            f'{{\n  "host": "{r.choice(HOSTS)}",\n  "{name}": "{v}",\n  "pool": 10\n}}',
+        )
+    )
+
+
+def _xml_attr(r: _Rng, name: str, v: str) -> str:
+    return r.choice(
+        (
+            f'<dataSource url="jdbc:postgresql://{r.choice(HOSTS)}/app" '
+            f'user="{r.choice(USERS)}" {name}="{v}" />',
+            f'<add key="{name}" value="{v}" />',
+            f'<smtp host="smtp.{r.choice(DOMAINS)}" port="587" {name}="{v}"/>',
+        )
+    )
+
+
+def _xml_element(r: _Rng, name: str, v: str) -> str:
+    return r.choice(
+        (
+            f"<{name}>{v}</{name}>",
+            f"<server>\n  <id>nexus</id>\n  <username>{r.choice(USERS)}</username>\n"
+            f"  <{name}>{v}</{name}>\n</server>",
+        )
+    )
+
+
+def _dotenv(r: _Rng, name: str, v: str) -> str:
+    return r.choice(
+        (f"{name}={v}", f'{name}="{v}"', f"APP_ENV=staging\n{name}={v}\nLOG_LEVEL=debug")
+    )
+
+
+def _ini(r: _Rng, name: str, v: str) -> str:
+    return f"[{r.choice(SERVICES)}]\nhost = {r.choice(HOSTS)}\n{name} = {v}"
+
+
+def _toml(r: _Rng, name: str, v: str) -> str:
+    return f'[{r.choice(SERVICES)}]\nhost = "{r.choice(HOSTS)}"\n{name} = "{v}"'
+
+
+def _export(r: _Rng, name: str, v: str) -> str:
+    return r.choice((f"export {name}={v}", f"export {name}='{v}'", f'$ export {name}="{v}"'))
+
+
+def _dockerfile(r: _Rng, name: str, v: str) -> str:
+    return r.choice(
+        (
+            f'FROM node:20-alpine\nENV {name}={v}\nCMD ["node", "server.js"]',
+            f"ENV {name} {v}",
+        )
+    )
+
+
+def _log_kv(r: _Rng, name: str, v: str) -> str:
+    return f"{r.ts()} DEBUG {r.choice(SERVICES)}: settings loaded ({name}={v}, pool=10)"
+
+
+FORMATS = (
+    _Format("assign-python", "code", ("snake", "screaming", "camel"), _python),
+    _Format("assign-js-ts", "code", ("camel", "screaming"), _js),
+    _Format("assign-go", "code", ("camel", "pascal"), _go),
+    _Format("assign-java", "code", ("camel", "screaming"), _java),
+    _Format("assign-csharp", "code", ("camel", "pascal"), _csharp),
+    _Format("assign-yaml", "config", ("snake", "kebab", "camel"), _yaml),
+    _Format("assign-json", "config", ("snake", "kebab", "camel", "pascal"), _json),
+    _Format("assign-xml-attr", "config", ("snake", "kebab", "camel", "pascal"), _xml_attr),
+    _Format("assign-xml-element", "config", ("snake", "kebab", "camel", "pascal"), _xml_element),
+    _Format("assign-dotenv", "config", ("screaming",), _dotenv, SAFE_SYMBOLS),
+    _Format("assign-ini", "config", ("snake", "kebab", "camel"), _ini, SAFE_SYMBOLS),
+    _Format("assign-toml", "config", ("snake", "kebab"), _toml),
+    _Format("assign-shell-export", "shell", ("screaming",), _export, SAFE_SYMBOLS),
+    _Format("assign-dockerfile-env", "config", ("screaming",), _dockerfile, SAFE_SYMBOLS),
+)
+LOG_KV = _Format("assign-log", "log", STYLES, _log_kv, SAFE_SYMBOLS)
+
+
+def _assignment(r: _Rng, keyword: str, fmt: _Format, style: str) -> tuple[str, str, str]:
+    words, qualifiers = KEYWORDS[keyword]
+    name = _name((r.choice(qualifiers), *words), style)
+    value = _value(keyword, r, fmt.symbols)
+    return fmt.context, fmt.render(r, name, value), value
+
+
+def _by_keyword(keyword: str) -> Callable[[_Rng], Made]:
+    def made(r: _Rng) -> Made:
+        for fmt in r.sample((*FORMATS, LOG_KV), 7):
+            yield _assignment(r, keyword, fmt, r.choice(fmt.styles))
+
+    return made
+
+
+def _by_format(fmt: _Format) -> Callable[[_Rng], Made]:
+    def made(r: _Rng) -> Made:
+        for keyword in r.sample(sorted(KEYWORDS), 7):
+            yield _assignment(r, keyword, fmt, r.choice(fmt.styles))
+
+    return made
+
+
+def _by_case(style: str) -> Callable[[_Rng], Made]:
+    def made(r: _Rng) -> Made:
+        formats = [f for f in FORMATS if style in f.styles]
+        for _ in range(7):
+            yield _assignment(r, r.choice(sorted(KEYWORDS)), r.choice(formats), style)
+
+    return made
+
+
+FAMILIES += [("assign-" + k, _by_keyword(k)) for k in KEYWORDS]
+FAMILIES += [(f.family, _by_format(f)) for f in FORMATS]
+FAMILIES += [(f"assign-{s}case", _by_case(s)) for s in ("camel", "pascal", "kebab")]
+
+
+# -- generic shapes: command lines, headers, URLs, prose ----------------------------------
+
+
+def _quoted(cmd: str) -> str:
+    return f"'{cmd}'" if '"' in cmd else f'"{cmd}"'
+
+
+def _wrap_command(r: _Rng, context: str, cmd: str) -> str:
+    """A command line as it shows up in each context."""
+    if context == "code":
+        return r.choice(
+            (
+                f"subprocess.run({_quoted(cmd)}, shell=True, check=True)",
+                f"backup:\n\t{cmd}",
+                f"execSync({_quoted(cmd)});",
+            )
+        )
+    if context == "config":
+        return r.choice(
+            (
+                f"- name: Restore\n  run: {cmd}",
+                f"# crontab\n0 3 * * * {cmd}",
+                f"script:\n  - {cmd}",
+            )
+        )
+    if context == "log":
+        return r.choice((f"+ {cmd}\nexit status 0", f'{r.ts()} INFO runner: executing "{cmd}"'))
+    if context == "shell":
+        return r.choice((f"$ {cmd}", f" {r.randint(1000, 2999)}  {cmd}"))
+    if context == "prose-en":
+        return r.choice(
+            (
+                f"To reach it from the bastion run `{cmd}`.",
+                f"Lesson: the backup job failed until I ran {cmd} by hand.",
+            )
+        )
+    if context == "prose-it":
+        return r.choice(
+            (
+                f"Per accedere dal bastion esegui `{cmd}`.",
+                f"Il backup è ripartito dopo aver lanciato a mano {cmd}.",
+            )
+        )
+    return r.choice(
+        (
+            f"Để vào từ bastion, chạy `{cmd}`.",
+            f"Job backup chỉ chạy lại sau khi mình chạy tay lệnh {cmd}.",
+        )
+    )
+
+
+def _commands(build: Callable[[_Rng, str], str]) -> Callable[[_Rng], Made]:
+    def made(r: _Rng) -> Made:
+        for context in CONTEXTS:
+            secret = _password(r, SAFE_SYMBOLS)
+            yield context, _wrap_command(r, context, build(r, secret)), secret
+
+    return made
+
+
+def _mysql_p(r: _Rng, v: str) -> str:
+    user, host, db = r.choice(USERS), r.choice(HOSTS), r.choice(DATABASES)
+    return r.choice(
+        (
+            f"mysql -u{user} -p{v} -h {host} {db}",
+            f"mysqldump -u {user} -p{v} --single-transaction {db} > {db}.sql",
+            f"mysql -h {host} -P 3306 -u {user} -p{v} -e 'SHOW PROCESSLIST'",
+            f"mysqladmin -u{user} -p{v} ping",
+        )
+    )
+
+
+def _password_space(r: _Rng, v: str) -> str:
+    user = r.choice(USERS)
+    return r.choice(
+        (
+            f"mongodump --host {r.choice(HOSTS)} --username {user} --password {v} --out /backup",
+            f"docker login ghcr.io --username {user} --password {v}",
+            f"helm repo add acme https://charts.acme.dev --username {user} --password {v}",
+            f"rabbitmqadmin --username {user} --password {v} list queues",
+        )
+    )
+
+
+def _password_equals(r: _Rng, v: str) -> str:
+    user = r.choice(USERS)
+    return r.choice(
+        (
+            f"mysql --user={user} --password={v} {r.choice(DATABASES)}",
+            f"mongosh --host {r.choice(HOSTS)} --username={user} --password={v}",
+            f"java -jar app.jar --spring.datasource.password={v}",
+            f"./bin/kafka-console-producer.sh --admin-password={v} --topic events",
+        )
+    )
+
+
+def _curl_u(r: _Rng, v: str) -> str:
+    user = r.choice(USERS)
+    return r.choice(
+        (
+            f"curl -u {user}:{v} https://jenkins.{r.choice(DOMAINS)}/api/json",
+            f"curl --user {user}:{v} -X POST https://registry.{r.choice(DOMAINS)}/v2/token",
+            f"curl -su {user}:{v} http://{r.ip()}:9200/_cluster/health",
+        )
+    )
+
+
+def _sshpass(r: _Rng, v: str) -> str:
+    ip, user = r.ip(), r.choice(USERS)
+    return r.choice(
+        (
+            f"sshpass -p {v} ssh -o StrictHostKeyChecking=no {user}@{ip}",
+            f"sshpass -p '{v}' scp build.tar.gz {user}@{ip}:/srv/app/",
+            f'sshpass -p"{v}" rsync -av dist/ {user}@{ip}:/var/www/',
+        )
+    )
+
+
+def _docker_login(r: _Rng, v: str) -> str:
+    user = r.choice(USERS)
+    return r.choice(
+        (
+            f"docker login -u {user} -p {v} registry.gitlab.com",
+            f"docker login registry.{r.choice(DOMAINS)} --username {user} -p {v}",
+            f"docker login -p {v} -u {user} harbor.{r.choice(DOMAINS)}",
+        )
+    )
+
+
+FAMILIES += [
+    ("cli-mysql-p", _commands(_mysql_p)),
+    ("cli-password-space", _commands(_password_space)),
+    ("cli-password-equals", _commands(_password_equals)),
+    ("cli-curl-u", _commands(_curl_u)),
+    ("cli-sshpass", _commands(_sshpass)),
+    ("cli-docker-login", _commands(_docker_login)),
+]
+
+
+def _header_pools(scheme: str) -> Pools:
+    return (
+        ("code", (f'headers = {{{{"Authorization": "{scheme} {{s}}"}}}}',)),
+        (
+            "code",
+            (f'fetch(url, {{{{ headers: {{{{ Authorization: "{scheme} {{s}}" }}}} }}}});',),
+        ),
+        ("config", (f'proxy_set_header Authorization "{scheme} {{s}}";',)),
+        (
+            "log",
+            (f"> GET /api/v1/export HTTP/1.1\n> Host: {{host}}\n> Authorization: {scheme} {{s}}",),
+        ),
+        ("shell", (f'$ curl -H "Authorization: {scheme} {{s}}" https://{{host}}/api/v1/export',)),
+        ("prose-en", (f"The export endpoint wants the header Authorization: {scheme} {{s}}",)),
+        ("prose-vi", (f"Endpoint export cần header Authorization: {scheme} {{s}}",)),
+    )
+
+
+@_family("header-basic")
+def _header_basic(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        pair = f"{r.choice(USERS)}:{_password(r)}"
+        return {"s": base64.b64encode(pair.encode()).decode()}
+
+    return _render(r, _header_pools("Basic"), make)
+
+
+@_family("header-bearer")
+def _header_bearer(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        return {"s": r.choice((r.text(ALNUM, r.randint(32, 64)), r.b64url(30)))}
+
+    return _render(r, _header_pools("Bearer"), make)
+
+
+URI_SHELL = {
+    "postgres": "psql \"{url}\" -c 'select 1'",
+    "mysql": 'mysqlsh --uri "{url}"',
+    "mongodb-srv": 'mongosh "{url}"',
+    "redis": "redis-cli -u {url} ping",
+    "amqp": 'celery -A app worker --broker "{url}"',
+    "smtp": 'curl --ssl-reqd --url "{url}" --mail-from ops@acme.dev --upload-file mail.txt',
+    "ftp": 'curl -T build.zip "{url}"',
+    "ldap": 'ldapsearch -H "{url}" -b dc=acme,dc=dev "(uid=linh)"',
+}
+
+
+def _uri(scheme: str, r: _Rng, pw: str) -> str:
+    user, host, db, dom = r.choice(USERS), r.choice(HOSTS), r.choice(DATABASES), r.choice(DOMAINS)
+    if scheme == "postgres":
+        return f"{r.choice(('postgres', 'postgresql'))}://{user}:{pw}@{host}:5432/{db}"
+    if scheme == "mysql":
+        return f"mysql://{user}:{pw}@{host}:3306/{db}"
+    if scheme == "mongodb-srv":
+        cluster = r.text(LOWER + DIGITS, 5)
+        return f"mongodb+srv://{user}:{pw}@cluster0.{cluster}.mongodb.net/{db}?retryWrites=true"
+    if scheme == "redis":
+        return r.choice((f"redis://:{pw}@{host}:6379/0", f"rediss://default:{pw}@{host}:6380"))
+    if scheme == "amqp":
+        return f"{r.choice(('amqp', 'amqps'))}://{user}:{pw}@mq.{dom}:5672/%2F"
+    if scheme == "smtp":
+        return r.choice((f"smtp://{user}:{pw}@smtp.{dom}:587", f"smtps://{user}:{pw}@smtp.{dom}"))
+    if scheme == "ftp":
+        return f"{r.choice(('ftp', 'sftp'))}://{user}:{pw}@files.{dom}/uploads/"
+    return f"{r.choice(('ldap', 'ldaps'))}://{user}:{pw}@ldap.{dom}:636"
+
+
+def _uri_family(scheme: str) -> Callable[[_Rng], Made]:
+    pools: Pools = (
+        ("config", ("DATABASE_URL={url}", 'connection:\n  url: "{url}"', "BROKER_URL={url}")),
+        ("code", ('engine = create_engine("{url}")', 'client = connect("{url}")')),
+        ("log", ("{ts} ERROR {svc}: could not connect to {url}: connection refused",)),
+        ("shell", ("$ " + URI_SHELL[scheme],)),
+        ("prose-en", ("Staging connection string: {url}", "The {svc} job talks to {url}.")),
+        ("prose-it", ("Stringa di connessione di staging: {url}",)),
+        ("prose-vi", ("Chuỗi kết nối staging: {url}",)),
+    )
+
+    def made(r: _Rng) -> Made:
+        def make(r: _Rng) -> dict[str, str]:
+            pw = _url_password(r)
+            return {"s": pw, "url": _uri(scheme, r, pw)}
+
+        return _render(r, pools, make)
+
+    return made
+
+
+FAMILIES += [("uri-" + scheme, _uri_family(scheme)) for scheme in URI_SHELL]
+
+
+@_family("uri-git-token")
+def _uri_git_token(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        kind = r.randrange(3)
+        if kind == 0:
+            token, user, host = (
+                _github_classic(r),
+                r.choice(("ci-bot", "x-access-token")),
+                "github.com",
+            )
+        elif kind == 1:
+            token, user, host = _gitlab_pat(r), "oauth2", "gitlab.com"
+        else:
+            token, user, host = r.b64url(48), "x-token-auth", "bitbucket.org"
+        repo = r.choice(("shop", "infra", "api", "mobile"))
+        return {"s": token, "url": f"https://{user}:{token}@{host}/acme/{repo}.git"}
+
+    pools: Pools = (
+        ("shell", ("$ git clone {url}", "$ git remote set-url origin {url}")),
+        (
+            "config",
+            ('[remote "origin"]\n\turl = {url}\n\tfetch = +refs/heads/*:refs/remotes/origin/*',),
+        ),
+        ("log", ("+ git push {url} HEAD:main\nEverything up-to-date",)),
+        ("code", ('subprocess.run(["git", "push", "{url}", "main"], check=True)',)),
+        ("prose-en", ("The mirror job pushes to {url} every night.",)),
+        ("prose-it", ("Il job di mirror fa push su {url} ogni notte.",)),
+        ("prose-vi", ("Job mirror push lên {url} mỗi đêm.",)),
+    )
+    return _render(r, pools, make)
+
+
+def _prose_passwords(context: str, templates: Sequence[str]) -> Callable[[_Rng], Made]:
+    def made(r: _Rng) -> Made:
+        for template in r.sample(list(templates), 7):
+            secret = _password(r)
+            text = template.format(v=secret, svc=r.choice(SERVICES), user=r.choice(USERS))
+            yield context, text, secret
+
+    return made
+
+
+FAMILIES += [
+    (
+        "prose-password-en",
+        _prose_passwords(
+            "prose-en",
+            (
+                "the staging db password is {v}",
+                "Admin login for Grafana: admin / {v}",
+                "The {svc} database password is {v}, rotate it after the demo.",
+                "Use {v} as the password for the test account {user}.",
+                "root password on the build box: {v}",
+                "Password for the shared QA mailbox is {v}",
+                "Note to self: the NAS password changed to {v} yesterday.",
+                "Logged in to the router with the password {v} and rebooted it.",
+            ),
+        ),
+    ),
+    (
+        "prose-password-it",
+        _prose_passwords(
+            "prose-it",
+            (
+                "la password del db è {v}",
+                "La password di admin per Jenkins è {v}",
+                "Per entrare nel NAS usa la password {v}",
+                "password del wifi dell'ufficio: {v}",
+                "Il database di {svc} ha la password {v}, da cambiare dopo la demo.",
+                "Utente {user}, password {v} (solo per i test).",
+                "Ho cambiato la password di root in {v}.",
+                "Nuova password della casella condivisa: {v}",
+            ),
+        ),
+    ),
+    (
+        "prose-password-vi",
+        _prose_passwords(
+            "prose-vi",
+            (
+                "mật khẩu database là {v}",
+                "Mật khẩu admin của Jenkins: {v}",
+                "Dùng mật khẩu {v} để đăng nhập máy chủ staging.",
+                "Tài khoản {user}, mật khẩu {v} (chỉ dùng để test).",
+                "Mật khẩu wifi văn phòng là {v}",
+                "Đã đổi mật khẩu root thành {v}.",
+                "Mật khẩu database của {svc} là {v}, nhớ đổi sau buổi demo.",
+                "Mật khẩu hộp thư chung mới: {v}",
+            ),
+        ),
+    ),
+]
+
+
+# -- bypasses -----------------------------------------------------------------------------
+
+BYPASS_TOKENS = (
+    _github_classic,
+    _gitlab_pat,
+    _anthropic,
+    _openai_project,
+    _slack_bot,
+    _npm,
+    _huggingface,
+    _stripe,
+    _google,
+    _digitalocean,
+)
+
+
+def _split(r: _Rng, token: str, sep: str) -> str:
+    cut = r.randint(10, len(token) - 10)
+    return token[:cut] + sep + token[cut:]
+
+
+def _split_family(sep: str) -> Callable[[_Rng], Made]:
+    pools: Pools = (
+        ("config", ("API_TOKEN={t}", 'token: "{t}"')),
+        ("code", ('client = Client("{t}")',)),
+        ("log", ("{ts} INFO {svc}: using credential {t}",)),
+        ("shell", ("$ export CI_TOKEN={t}",)),
+        ("prose-en", ("CI token (copied from the settings page): {t}", "Deploy with {t} today.")),
+        ("prose-it", ("Token della CI (copiato dalle impostazioni): {t}",)),
+        ("prose-vi", ("Token CI (chép từ trang cài đặt): {t}",)),
+    )
+
+    def made(r: _Rng) -> Made:
+        def make(r: _Rng) -> dict[str, str]:
+            token = r.choice(BYPASS_TOKENS)(r)
+            return {"s": token, "t": _split(r, token, sep)}
+
+        return _render(r, pools, make)
+
+    return made
+
+
+FAMILIES += [
+    ("bypass-split-newline", _split_family("\n")),
+    ("bypass-split-space", _split_family(" ")),
+]
+
+
+@_family("bypass-zero-width")
+def _zero_width(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        token = r.choice(BYPASS_TOKENS)(r)
+        chars = list(token)
+        for _ in range(r.randint(1, 3)):
+            chars.insert(r.randint(1, len(chars) - 1), r.choice(("\u200b", "\u200d", "\u200c")))
+        return {"s": token, "t": "".join(chars)}
+
+    pools: Pools = (
+        ("config", ("API_KEY={t}",)),
+        ("code", ('sdk.init("{t}")',)),
+        ("log", ("{ts} DEBUG {svc}: key {t} accepted",)),
+        ("shell", ("$ deploy --key {t}",)),
+        ("prose-en", ("Use {t} for the nightly export.",)),
+        ("prose-it", ("Usa {t} per l'export notturno.",)),
+        ("prose-vi", ("Dùng {t} cho job export ban đêm.",)),
+    )
+    return _render(r, pools, make)
+
+
+def _json_escape(r: _Rng, token: str) -> str:
+    """Leading characters (and the prefix's separator) written as JSON `\\uXXXX` escapes."""
+    n = r.randint(1, 4)
+    head = "".join(f"\\u{ord(c):04x}" for c in token[:n])
+    rest = token[n:]
+    if r.random() < 0.5:
+        rest = rest.replace("_", "\\u005f", 1).replace("-", "\\u002d", 1)
+    return head + rest
+
+
+@_family("bypass-json-unicode-escape")
+def _json_unicode(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        written = _json_escape(r, r.choice(BYPASS_TOKENS)(r))
+        return {"s": written, "t": written}
+
+    pools: Pools = (
+        ("config", ('{{"github": {{"token": "{t}"}}}}', '{{"value": "{t}"}}')),
+        ("log", ('{{"level":"debug","svc":"{svc}","msg":"auth","key":"{t}"}}',)),
+        ("code", ('const cfg = JSON.parse(\'{{"k": "{t}"}}\');',)),
+        ("shell", ('$ echo \'{{"t":"{t}"}}\' | jq -r .t',)),
+        ("prose-en", ('The bot config in the ticket was {{"auth": "{t}"}}',)),
+        ("prose-it", ('Nel ticket la config del bot era {{"auth": "{t}"}}',)),
+        ("prose-vi", ('Trong ticket cấu hình bot là {{"auth": "{t}"}}',)),
+    )
+    return _render(r, pools, make)
+
+
+def _percent(r: _Rng) -> str:
+    kind = r.randrange(4)
+    if kind == 0:  # a Telegram token in a query string: the colon encoded
+        return _telegram(r).replace(":", "%3A")
+    if kind == 1:  # a Sentry org token through encodeURIComponent: `+` and `/` encoded
+        token = _sentry_org(r)
+        while "+" not in token and "/" not in token:
+            token = _sentry_org(r)
+        return token.replace("+", "%2B").replace("/", "%2F")
+    token = r.choice(BYPASS_TOKENS)(r)
+    if kind == 2:  # every character of the prefix encoded
+        return "".join(f"%{ord(c):02X}" for c in token[:4]) + token[4:]
+    return token.replace("_", "%5F").replace("-", "%2D")
+
+
+@_family("bypass-percent-encoding")
+def _percent_encoding(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        written = _percent(r)
+        return {"s": written, "t": written}
+
+    pools: Pools = (
+        ("config", ("CALLBACK_URL=https://hooks.acme.dev/deploy?token={t}",)),
+        ("log", ('{ts} INFO {ip} "GET /callback?state=ok&code={t} HTTP/1.1" 302',)),
+        ("code", ('fetch("https://api.acme.dev/v1/sync?key={t}");',)),
+        ("shell", ('$ curl "https://api.acme.dev/v1/sync?credential={t}"',)),
+        ("prose-en", ("The url-encoded value from the redirect was {t}",)),
+        ("prose-it", ("Il valore codificato nel redirect era {t}",)),
+        ("prose-vi", ("Giá trị đã mã hóa URL trong redirect là {t}",)),
+    )
+    return _render(r, pools, make)
+
+
+@_family("bypass-fullwidth-equals")
+def _fullwidth(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        keyword = r.choice(("password", "token", "secret", "api-key"))
+        words, qualifiers = KEYWORDS[keyword]
+        v = _value(keyword, r, SAFE_SYMBOLS)
+        return {
+            "s": v,
+            "NAME": _name((r.choice(qualifiers), *words), "screaming"),
+            "name": _name((r.choice(qualifiers), *words), "snake"),
+        }
+
+    pools: Pools = (
+        ("config", ("{NAME}\uff1d{s}",)),
+        ("config", ('{name} \uff1d "{s}"',)),
+        ("code", ('{name}\uff1d"{s}"',)),
+        ("shell", ("$ export {NAME}\uff1d{s}",)),
+        ("log", ("{ts} DEBUG {svc}: {name}\uff1d{s}",)),
+        ("prose-en", ("Staging settings: {NAME}\uff1d{s}",)),
+        ("prose-vi", ("Cấu hình staging: {NAME}\uff1d{s}",)),
+    )
+    return _render(r, pools, make)
+
+
+@_family("bypass-cyrillic-akia")
+def _cyrillic(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        key = "AK" + "IA" + r.text(BASE32, 16)
+        at = r.choice((0, 3))
+        written = key[:at] + "\u0410" + key[at + 1 :]
+        return {"s": written}
+
+    pools: Pools = (
+        ("config", ("aws_access_key_id = {s}",)),
+        ("config", ("AWS_ACCESS_KEY_ID={s}",)),
+        ("shell", ("$ aws configure set aws_access_key_id {s}",)),
+        ("log", ("{ts} WARN {svc}: request signed with {s} was denied",)),
+        ("prose-en", ("The backup user's key is {s}.",)),
+        ("prose-it", ("La chiave dell'utente di backup è {s}.",)),
+        ("prose-vi", ("Khóa của user backup là {s}.",)),
+    )
+    return _render(r, pools, make)
+
+
+@_family("bypass-repeated-away")
+def _repeated(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        return {"s": _password(r, SAFE_SYMBOLS)}
+
+    pools: Pools = (
+        (
+            "config",
+            ("DB_PASSWORD={s}\nDB_HOST={host}\n# if the migration fails, log in by hand with {s}",),
+        ),
+        (
+            "prose-en",
+            (
+                "The staging db settings are in .env (DB_PASSWORD={s}). If the migration fails, "
+                "log in with {s} and rerun it.",
+            ),
+        ),
+        (
+            "prose-it",
+            (
+                "Le impostazioni sono nel .env (DB_PASSWORD={s}). Se la migrazione fallisce, "
+                "entra con {s} e rilanciala.",
+            ),
+        ),
+        (
+            "prose-vi",
+            (
+                "Cấu hình db nằm trong .env (DB_PASSWORD={s}). Nếu migrate lỗi, "
+                "đăng nhập bằng {s} rồi chạy lại.",
+            ),
+        ),
+        (
+            "log",
+            ("{ts} DEBUG {svc}: password={s}\n{ts} ERROR {svc}: login as {user} with {s} failed",),
+        ),
+        ("shell", ("$ export PGPASSWORD={s}\n$ psql -h {host} -U {user} {db}\n# pw is {s}",)),
+        (
+            "code",
+            ('DB_PASSWORD = "{s}"\n\n\ndef test_login():\n    assert login("{user}", "{s}")',),
+        ),
+    )
+    return _render(r, pools, make)
+
+
+# -- negatives ----------------------------------------------------------------------------
+
+Harmful = Callable[[_Rng], list[str]]
+NEGATIVE_FAMILIES: list[tuple[str, Harmful]] = []
+
+
+def _negative(name: str) -> Callable[[Harmful], Harmful]:
+    def register(made: Harmful) -> Harmful:
+        NEGATIVE_FAMILIES.append((name, made))
+        return made
+
+    return register
+
+
+def _cycle(templates: Sequence[Callable[[], str]], n: int = 11) -> list[str]:
+    """`n` texts: each template in turn, each call drawing fresh values."""
+    return [templates[i % len(templates)]() for i in range(n)]
+
+
+@_negative("git-sha")
+def _git_sha(r: _Rng) -> list[str]:
+    def sha() -> str:
+        return r.text(HEX, 40)
+
+    return _cycle(
+        (
+            lambda: f"Fixed in {sha()}; the regression came from {r.text(HEX, 7)}.",
+            lambda: f"git revert {sha()}",
+            lambda: (
+                f"commit {sha()} (HEAD -> main, origin/main)\nAuthor: Linh Tran <linh@acme.dev>\n"
+                "Date:   Mon Nov 30 10:12:44 2026 +0100\n\n    Fix token refresh race"
+            ),
+            lambda: f"Bisected the flaky test to {r.text(HEX, 7)}, reverted in #{r.number(4)}.",
+            lambda: f"uses: actions/checkout@{sha()} # v4.2.2",
+            lambda: f"pip install git+https://github.com/acme/tools.git@{sha()}",
+            lambda: f"Deployed {r.text(HEX, 12)} to staging at 14:05.",
+        ),
+    )
+
+
+@_negative("sha-digest")
+def _sha_digest(r: _Rng) -> list[str]:
+    return _cycle(
+        (
+            lambda: f"image: ghcr.io/acme/api@sha256:{r.text(HEX, 64)}",
+            lambda: f"SHA256 (localmem-0.1.0.tar.gz) = {r.text(HEX, 64)}",
+            lambda: f"{r.text(HEX, 64)}  dist/localmem-0.1.0-py3-none-any.whl",
+            lambda: f"Digest: sha256:{r.text(HEX, 64)}\nStatus: Downloaded newer image",
+            lambda: f"requests==2.32.3 \\\n    --hash=sha256:{r.text(HEX, 64)}",
+            lambda: f"sha512sum: {r.text(HEX, 128)}",
+            lambda: f'{{file = "numpy-2.1.3.tar.gz", hash = "sha256:{r.text(HEX, 64)}"}}',
+        ),
+    )
+
+
+@_negative("uuid")
+def _uuids(r: _Rng) -> list[str]:
+    return _cycle(
+        (
+            lambda: f"request id {r.uuid()} timed out after 30s",
+            lambda: f"workspace_id: {r.uuid()}",
+            lambda: f"x-request-id: {r.uuid()}",
+            lambda: f'{{"id": "{r.uuid()}", "kind": "lesson"}}',
+            lambda: f"Trace ID: {r.uuid()} Correlation ID: {r.uuid()}",
+            lambda: f"DELETE /api/v1/memories/{r.uuid()} -> 204",
+            lambda: f"AZURE_TENANT_ID={r.uuid()}",
+            lambda: f'client_id = "{r.uuid()}"',
+        ),
+    )
+
+
+@_negative("sri-integrity")
+def _integrity(r: _Rng) -> list[str]:
+    return _cycle(
+        (
+            lambda: (
+                f'"node_modules/react": {{\n  "version": "18.3.1",\n'
+                f'  "integrity": "sha512-{r.b64(64)}"\n}}'
+            ),
+            lambda: f'  integrity sha512-{r.b64(64)}\n  resolved "https://registry.yarnpkg.com/x"',
+            lambda: (
+                '<script src="https://cdn.jsdelivr.net/npm/htmx.org@2.0.3" '
+                f'integrity="sha384-{r.b64(48)}" crossorigin="anonymous"></script>'
+            ),
+            lambda: f'<link rel="stylesheet" href="/app.css" integrity="sha256-{r.b64(32)}">',
+        ),
+    )
+
+
+def _plain_b64(r: _Rng) -> str:
+    messages = (
+        "Hello, world! The build finished in 42 seconds.",
+        '{"event":"deploy","service":"billing","ok":true}',
+        "<html><body><h1>Maintenance tonight</h1></body></html>",
+        "name,port\nauth,8443\nsearch,9200\n",
+        "Il server di staging si riavvia ogni notte alle due.",
+    )
+    text = r.choice(messages) + " " + r.choice(WORDS) * r.randint(1, 3)
+    return base64.b64encode(text.encode()).decode()
+
+
+@_negative("base64-payload")
+def _base64_payload(r: _Rng) -> list[str]:
+    return _cycle(
+        (
+            lambda: f'echo "{_plain_b64(r)}" | base64 -d',
+            lambda: f'binaryData:\n  motd.txt: "{_plain_b64(r)}"',
+            lambda: f"Content-Transfer-Encoding: base64\n\n{_plain_b64(r)}",
+            lambda: f'msg = base64.b64decode("{_plain_b64(r)}")',
+            lambda: f"{r.ts()} INFO kafka: event payload={_plain_b64(r)} partition=3",
+        ),
+    )
+
+
+@_negative("data-uri")
+def _data_uri(r: _Rng) -> list[str]:
+    return _cycle(
+        (
+            lambda: f"![diagram](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAA{r.b64(180)})",
+            lambda: f".logo {{ background: url(data:image/svg+xml;base64,PHN2Zy{r.b64(120)}); }}",
+            lambda: f'<img alt="spinner" src="data:image/gif;base64,R0lGODlh{r.b64(90)}">',
+            lambda: f"src: url(data:font/woff2;base64,d09GMgABAAAA{r.b64(240)}) format('woff2');",
+        ),
+    )
+
+
+@_negative("ssh-public-key")
+def _ssh_public(r: _Rng) -> list[str]:
+    def ed25519() -> str:
+        return "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI" + r.text(B64, 43)
+
+    def rsa() -> str:
+        return "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABgQ" + r.text(B64, 504)
+
+    return _cycle(
+        (
+            lambda: f"{ed25519()} linh@laptop",
+            lambda: f"{rsa()} deploy@ci",
+            lambda: f'from="10.0.0.0/8",no-agent-forwarding {ed25519()} backup@nas',
+            lambda: f"github.com {ed25519()}",
+            lambda: f"Add my key to the bastion: {ed25519()} giulia@work",
+            lambda: (
+                "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBB"
+                + r.text(B64, 88)
+                + " ops@jump"
+            ),
+        ),
+    )
+
+
+@_negative("pem-public")
+def _pem_public(r: _Rng) -> list[str]:
+    def block(kind: str, prefix: str, total: int) -> str:
+        begin, end = _armor(kind)
+        return begin + "\n" + "\n".join(_pem_lines(r, prefix, total)) + "\n" + end
+
+    return _cycle(
+        (
+            lambda: block("PUBLIC KEY", "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA", 392),
+            lambda: "ca.crt:\n" + block("CERTIFICATE", "MIIDdzCCAl+gAwIBAgIE", 1200),
+            lambda: "JWT verification key:\n" + block("PUBLIC KEY", "MFkwEwYHKoZIzj0CAQYI", 124),
+            lambda: block("CERTIFICATE REQUEST", "MIICvDCCAaQCAQAwdzEL", 960),
+        ),
+    )
+
+
+@_negative("placeholder-angle")
+def _placeholder_angle(r: _Rng) -> list[str]:
+    return [
+        "GITHUB_TOKEN=<your-token>",
+        "api_key: <API_KEY>",
+        'password = "<password>"',
+        f'curl -H "Authorization: Bearer <token>" https://api.{r.choice(DOMAINS)}/v1/me',
+        "export OPENAI_API_KEY=<paste your key here>",
+        "mysql -u root -p<password> shop",
+        "postgres://user:<password>@localhost:5432/db",
+        "git clone https://<user>:<token>@github.com/acme/shop.git",
+        '"token": "<redacted>"',
+        "Authorization: Basic <base64 of user:password>",
+        f"sshpass -p <password> ssh deploy@{r.ip()}",
+    ]
+
+
+@_negative("placeholder-env-reference")
+def _placeholder_env(r: _Rng) -> list[str]:
+    return [
+        "export GITHUB_TOKEN=$GH_TOKEN",
+        "password: ${DB_PASSWORD}",
+        'api_key = "${API_KEY}"',
+        f'mongodump --username admin --password "$MONGO_PASSWORD" --host {r.choice(HOSTS)}',
+        'curl -u "$JENKINS_USER:$JENKINS_TOKEN" https://jenkins.acme.dev/api/json',
+        "docker login -u ci -p $CI_REGISTRY_PASSWORD $CI_REGISTRY",
+        "DATABASE_URL=postgres://app:${PGPASSWORD}@db:5432/app",
+        "set DB_PASSWORD=%DB_PASSWORD%",
+        "api_key = var.api_key",
+        "Authorization: Bearer $TOKEN",
+        "secret_key = ${var.aws_secret_key}",
+    ]
+
+
+@_negative("placeholder-template")
+def _placeholder_template(r: _Rng) -> list[str]:
+    del r
+    return [
+        "env:\n  NPM_TOKEN: ${{ secrets.NPM_TOKEN }}",
+        "password: {{ .Values.password }}",
+        'password: "{{ db_password }}"',
+        "token: \"{{ lookup('env', 'DEPLOY_TOKEN') }}\"",
+        'password: {{ required "db password" .Values.db.password }}',
+        'api_key: \'{{ vault "secret/data/app" "api_key" }}\'',
+        "DB_PASSWORD=@@DB_PASSWORD@@",
+        "password = %(db_password)s",
+        "SLACK_BOT_TOKEN: ${{ secrets.SLACK_BOT_TOKEN }}",
+        "access_key: #{AWS_ACCESS_KEY}",
+        'secret: "{{ .Env.CLIENT_SECRET }}"',
+    ]
+
+
+@_negative("placeholder-masked")
+def _placeholder_masked(r: _Rng) -> list[str]:
+    del r
+    return [
+        "OPENAI_API_KEY=sk-...",
+        "GITHUB_TOKEN=" + "gh" + "p_" + "x" * 36,
+        'token: "gh' + 'p_xxxxxxxxxxxxxxxxxxxx"',
+        "api_key = xxx",
+        "password: ********",
+        "token: REDACTED",
+        "SLACK_BOT_TOKEN=xo" + "xb-...",
+        "The key looks like sk-" + "ant-... and lives in 1Password.",
+        'password = "..."',
+        "STRIPE_SECRET_KEY=sk" + "_live_XXXXXXXXXXXXXXXXXXXXXXXX",
+        "AWS_SECRET_ACCESS_KEY=****************************************",
+    ]
+
+
+@_negative("placeholder-example")
+def _placeholder_example(r: _Rng) -> list[str]:
+    del r
+    example_id = "AK" + "IA" + "IOSFODNN7" + "EXAMPLE"
+    example_secret = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCY" + "EXAMPLEKEY"
+    return [
+        'password = "changeme"',
+        "API_KEY=your_api_key_here",
+        f"aws_access_key_id = {example_id}",
+        f"aws_secret_access_key = {example_secret}",
+        "DB_PASSWORD=changeme",
+        "token: your-token-here",
+        'api_key = "YOUR_API_KEY"',
+        "SECRET_KEY=replace-me",
+        f"The AWS docs use {example_id} as the example key id.",
+        "password: example",
+        "export API_TOKEN=insert_token_here",
+    ]
+
+
+def _sentences(r: _Rng, templates: Sequence[str], n: int = 11) -> list[str]:
+    return [
+        templates[i % len(templates)].format(
+            svc=r.choice(SERVICES), n=r.randint(2, 90), h=r.randint(1, 11), user=r.choice(USERS)
+        )
+        for i in range(n)
+    ]
+
+
+@_negative("prose-secrets-en")
+def _prose_secrets_en(r: _Rng) -> list[str]:
+    return _sentences(
+        r,
+        (
+            "Token: expires after 1 hour, refresh with the CLI",
+            "password: never commit it",
+            "Rotate the {svc} API key every {n} days; the old key keeps working for a day.",
+            "The GitHub token lives in the macOS keychain, not in the repo.",
+            "Secret: stored in Vault under kv/{svc}, ask ops for access.",
+            "API key: request one from the platform team.",
+            "Passwords must be at least {n} characters long.",
+            "Auth: OAuth device flow, no password needed.",
+            "The token is read from GITHUB_TOKEN at start-up.",
+            "Credentials: see the 1Password vault called Staging.",
+            "private key: lives on the HSM, never exported.",
+        ),
+    )
+
+
+@_negative("prose-secrets-it")
+def _prose_secrets_it(r: _Rng) -> list[str]:
+    return _sentences(
+        r,
+        (
+            "password: cambiarla ogni tre mesi; token: scade dopo ventiquattro ore",
+            "La password del db di {svc} sta nel vault, non nel repository.",
+            "Token: si rinnova da solo ogni ora.",
+            "Chiave API: chiederla al team piattaforma.",
+            "Segreto: salvato in Vault sotto kv/{svc}.",
+            "Non incollare mai la password nei ticket.",
+            "Il token di deploy scade a fine mese, ricordarsi di ruotarlo.",
+            "Credenziali: vedi il vault Staging di 1Password.",
+            "password: mai nel codice",
+            "La chiave privata resta sull'HSM e non si esporta.",
+            "Le password devono avere almeno {n} caratteri.",
+        ),
+    )
+
+
+@_negative("prose-secrets-vi")
+def _prose_secrets_vi(r: _Rng) -> list[str]:
+    return _sentences(
+        r,
+        (
+            "mật khẩu: đổi ba tháng một lần",
+            "Token: hết hạn sau 1 giờ, làm mới bằng CLI.",
+            "Mật khẩu database của {svc} nằm trong Vault, không lưu trong repo.",
+            "Khóa API: xin từ nhóm platform.",
+            "Không bao giờ dán mật khẩu vào ticket.",
+            "token: tự làm mới mỗi giờ",
+            "Bí mật: lưu trong Vault tại kv/{svc}.",
+            "Khóa riêng nằm trên HSM, không bao giờ xuất ra ngoài.",
+            "Mật khẩu phải dài ít nhất {n} ký tự.",
+            "Thông tin đăng nhập: xem vault Staging trong 1Password.",
+            "mật khẩu: không commit vào git",
+        ),
+    )
+
+
+@_negative("code-reads-secret")
+def _code_reads(r: _Rng) -> list[str]:
+    del r
+    return [
+        "const token = req.headers.authorization;",
+        'password = os.environ["DB_PASSWORD"]',
+        "const apiKey = process.env.API_KEY;",
+        'password = input("Password: ")',
+        "password = getpass()",
+        "token = get_token(user)",
+        "self.password = password",
+        'token := os.Getenv("GITHUB_TOKEN")',
+        'String password = System.getenv("DB_PASSWORD");',
+        'api_key = config.get("stripe", "api_key")',
+        'token = response.json()["access_token"]',
+        'secret = request.args.get("secret")',
+        "def login(username: str, password: str) -> Session:",
+        "password_hash = bcrypt.hashpw(password.encode(), bcrypt.gensalt())",
+    ]
+
+
+@_negative("empty-assignment")
+def _empty_assignment(r: _Rng) -> list[str]:
+    host = r.choice(HOSTS)
+    return [
+        "SMTP_PASSWORD=\nSMTP_HOST=smtp.internal",
+        f"DB_PASSWORD=\nDB_HOST={host}\nDB_PORT=5432",
+        "API_KEY=\n# filled in by CI\nLOG_LEVEL=debug",
+        "export TOKEN=\nexport REGION=eu-west-1",
+        'password: ""\nusername: admin',
+        '"password": "",\n"host": "db"',
+        "token=\nuser=deploy",
+        "[smtp]\npassword =\nhost = smtp.internal",
+        "password:\nhost: db.internal",
+        "SECRET_KEY=\nDEBUG=true",
+        f"REDIS_PASSWORD=\nREDIS_URL=redis://{host}:6379/0",
+    ]
+
+
+@_negative("url-without-password")
+def _urls(r: _Rng) -> list[str]:
+    return [
+        'see "https://url:8000";@mention the team',
+        "git@github.com:acme/shop.git",
+        "https://localhost:8080/x?page=2",
+        "ssh://git@gitlab.com:2222/acme/api.git",
+        f"https://{r.choice(USERS)}@bitbucket.org/acme/mobile.git",
+        "postgres://localhost:5432/app",
+        f"redis://{r.choice(HOSTS)}:6379/0",
+        "http://[::1]:8080/health",
+        "https://registry.npmjs.org/@acme%2fui",
+        "mailto:ops@acme.dev?subject=deploy",
+        "https://docs.acme.dev/auth/tokens#rotate",
+        "amqp://mq.internal:5672/%2F",
+    ]
+
+
+@_negative("identifier")
+def _identifiers(r: _Rng) -> list[str]:
+    return [
+        f"max_tokens={r.choice((1024, 2048, 4096))}",
+        f"token_count: {r.randint(1, 99)}",
+        "TestPasswordResetTokenExpiresAfterOneHour",
+        "tokenizer='unicode61'",
+        "def test_password_reset_token_expires(client):",
+        f"PASSWORD_MIN_LENGTH = {r.randint(8, 16)}",
+        "auth_required: true",
+        "token_ttl_seconds = 3600",
+        "class AuthTokenRefresher:",
+        "use_api_key_auth = false",
+        f"MAX_PASSWORD_ATTEMPTS={r.randint(3, 9)}",
+        "--max-new-tokens 256",
+    ]
+
+
+@_negative("version")
+def _versions(r: _Rng) -> list[str]:
+    def v() -> str:
+        return f"{r.randint(0, 9)}.{r.randint(0, 30)}.{r.randint(0, 20)}"
+
+    return [
+        f"upgraded to v{v()}",
+        "python 3.12.1",
+        f"node@{r.randint(18, 22)}.{r.randint(0, 15)}.0",
+        "requests==2.32.3",
+        "image: postgres:16.2-alpine",
+        f"ruff {v()} -> {v()}",
+        "go 1.23.4",
+        "pin `mcp>=2.3,<3`",
+        "kernel 6.8.0-49-generic",
+        "Chrome/131.0.6778.86 Safari/537.36",
+        'version = "0.1.0"',
+    ]
+
+
+@_negative("file-path")
+def _paths(r: _Rng) -> list[str]:
+    user = r.choice(("dev", "linh", "giulia"))
+    return [
+        f"/home/{user}/.config/localmem/config.toml",
+        "src/auth/token_store.py",
+        f"C:\\Users\\{user}\\AppData\\Roaming\\npm\\node_modules",
+        "~/.ssh/id_ed25519.pub",
+        "secrets/README.md",
+        "tests/fixtures/passwords.txt",
+        "/var/lib/postgresql/16/main/pg_hba.conf",
+        "~/.aws/credentials",
+        "app/src/main/java/com/acme/auth/TokenService.java",
+        "/run/secrets/db_password",
+        "/etc/ssl/private/",
+    ]
+
+
+@_negative("stack-trace")
+def _stack_traces(r: _Rng) -> list[str]:
+    def java() -> str:
+        frames = [
+            f"\tat com.acme.{r.choice(('auth', 'billing', 'search'))}."
+            f"{r.choice(('TokenService', 'PasswordResetHandler', 'SecretCache'))}."
+            f"{r.choice(('refresh', 'validate', 'load'))}"
+            f"({r.choice(('TokenService', 'Handler', 'Cache'))}.java:{r.randint(20, 400)})"
+            for _ in range(r.randint(6, 18))
+        ]
+        return "java.lang.IllegalStateException: token expired\n" + "\n".join(frames)
+
+    def python() -> str:
+        return (
+            "Traceback (most recent call last):\n"
+            f'  File "/srv/app/auth/password_reset.py", line {r.randint(10, 300)}, in reset_token\n'
+            "    raise TokenExpired(user_id)\n"
+            f"auth.errors.TokenExpired: {r.randint(1000, 9999)}"
+        )
+
+    def node() -> str:
+        return (
+            "TypeError: Cannot read properties of undefined (reading 'token')\n"
+            "    at PasswordResetController.handle "
+            f"(/app/dist/auth/controller.js:{r.randint(10, 99)}:17)\n"
+            "    at Layer.handle [as handle_request] "
+            "(/app/node_modules/express/lib/router/layer.js:95:5)"
+        )
+
+    def go() -> str:
+        return (
+            "panic: runtime error: invalid memory address or nil pointer dereference\n"
+            "goroutine 1 [running]:\n"
+            f"main.(*TokenCache).Get(0x0, {{0xc000012345, 0x{r.text(HEX, 2)}}})\n"
+            f"\t/src/cache.go:{r.randint(10, 200)} +0x1d"
+        )
+
+    return _cycle((java, python, node, go))
+
+
+@_negative("dotted-hostname")
+def _hostnames(r: _Rng) -> list[str]:
+    def long_name() -> str:
+        return ".".join(r.choice(WORDS) for _ in range(r.randint(6, 14))) + ".example.com"
+
+    return _cycle(
+        (
+            lambda: "api.eu-west-1.prod.internal.acme-corp.example.com",
+            lambda: "audience: token.actions.githubusercontent.com",
+            lambda: "auth-token-service.default.svc.cluster.local:8443",
+            lambda: f"token refresh goes through {long_name()}",
+            lambda: "com.acme.platform.auth.token.refresh.RefreshTokenScheduler",
+            lambda: f"password reset mails come from {long_name()}",
+            lambda: "secretsmanager.eu-central-1.amazonaws.com",
+        ),
+    )
+
+
+@_negative("multilingual-text")
+def _multilingual(r: _Rng) -> list[str]:
+    return _sentences(
+        r,
+        (
+            "Triển khai bản mới lúc {h} giờ chiều, nhớ báo cho nhóm QA.",
+            "Il server di staging si riavvia ogni notte alle {h}.",
+            "今日はデプロイしない。明日の朝に再試行する。",
+            "数据库迁移已完成，下一步是重建索引。",
+            "회의록: 배포는 금요일에 진행합니다.",
+            "Đừng quên cập nhật changelog trước khi phát hành.",
+            "Per la build di {svc} serve Java 21, non la 17.",
+            "テストは全部通った（{n} 件）",
+            "Dịch vụ {svc} chạy trên cổng 8443.",
+            "Abbiamo spostato i log di {svc} su Loki.",
+            "用户 {user} 的权限已更新。",
+        ),
+    )
+
+
+@_negative("markdown")
+def _markdown(r: _Rng) -> list[str]:
+    return _sentences(
+        r,
+        (
+            "## Deploy\n\n1. `make test`\n2. `make release`",
+            "| service | port |\n|---|---|\n| {svc} | 8443 |",
+            "- [x] rotate the keys\n- [ ] update the runbook",
+            "```bash\nmake test\n```",
+            "See [the auth docs](https://docs.acme.dev/auth) for token scopes.",
+            "> **Note:** passwords are never logged.",
+            "**{svc}**: owner {user}, on call this week",
+            "# Lessons\n\n*Never* paste a token into an issue.",
+            "1. Open *Settings → Tokens*\n2. Click **Generate**",
+            '`localmem search "token refresh"` finds the note.',
+            "~~old~~ new flow: the CLI asks for the password interactively.",
+        ),
+    )
+
+
+@_negative("cloud-identifier")
+def _cloud_ids(r: _Rng) -> list[str]:
+    account = r.number(12)
+    return _cycle(
+        (
+            lambda: f"arn:aws:iam::{account}:role/deploy",
+            lambda: f"s3://acme-backups/2026/11/{r.randint(1, 30):02d}/db.sql.gz",
+            lambda: f"refunded cus_{r.text(ALNUM, 14)} for the double charge",
+            lambda: f"payment intent pi_{r.text(ALNUM, 24)} stuck in processing",
+            lambda: (
+                f"Slack channel C{r.text(UPPER + DIGITS, 8)}, user U{r.text(UPPER + DIGITS, 8)}"
+            ),
+            lambda: (
+                f"/subscriptions/{r.uuid()}/resourceGroups/rg-prod/providers/"
+                "Microsoft.Storage/storageAccounts/acmeprod"
+            ),
+            lambda: f"AWS account {account}, region eu-west-1",
+            lambda: f"project: acme-prod-{r.number(6)}",
+        ),
+    )
+
+
+@_negative("config-harmless")
+def _config_harmless(r: _Rng) -> list[str]:
+    return [
+        f"timeout: {r.randint(5, 60)}",
+        'auth_method = "oauth"',
+        "token_ttl = 3600",
+        "password_required = false",
+        'log_level = "debug"',
+        "secret_backend: vault",
+        '[auth]\nprovider = "github"\nallowed_orgs = ["acme"]',
+        "password_policy:\n  min_length: 12\n  require_symbols: true",
+        "TOKEN_AUDIENCE=api.acme.dev",
+        "api_key_header: X-API-Key",
+        f"AUTH_PORT={r.randint(8000, 9000)}",
+    ]
+
+
+@_negative("log-harmless")
+def _log_harmless(r: _Rng) -> list[str]:
+    def ts() -> str:
+        return r.ts()
+
+    return _cycle(
+        (
+            lambda: f"{ts()} INFO auth: token refreshed for user {r.number(4)} (expires in 3600s)",
+            lambda: f"{ts()} WARN password reset requested for {r.choice(USERS)}@acme.dev",
+            lambda: f"{ts()} INFO GET /api/v1/tokens 200 {r.randint(2, 90)}ms",
+            lambda: f"{ts()} DEBUG cache hit key=session:{r.number(4)}",
+            lambda: f"{ts()} ERROR invalid token signature for request {r.uuid()}",
+            lambda: f"{ts()} INFO {r.choice(SERVICES)}: rotated secrets, {r.randint(1, 9)} keys",
+        ),
+    )
+
+
+@_negative("code-harmless")
+def _code_harmless(r: _Rng) -> list[str]:
+    return _sentences(
+        r,
+        (
+            "for i in range({n}):\n    print(i)",
+            "const [state, setState] = useState(null);",
+            "SELECT id, token_hash FROM sessions WHERE expires_at < now();",
+            'if err != nil {{\n\treturn fmt.Errorf("load config: %w", err)\n}}',
+            "tokens = text.split()",
+            "assert len(password) >= {n}",
+            "public void resetPassword(User user) {{ mailer.send(user, template); }}",
+            "@pytest.mark.parametrize('token', ['', ' ', None])",
+            "def is_expired(token: Token) -> bool:\n    return token.exp < time.time()",
+            "let secretCount = vault.list().length;",
+            "password_field = forms.CharField(widget=forms.PasswordInput)",
+        ),
+    )
+
+
+# -- the corpus ---------------------------------------------------------------------------
+
+
+def build(seed: int = SEED) -> tuple[tuple[Sample, ...], tuple[Harmless, ...]]:
+    """Every family's samples in a fixed order, from one generator seeded with `seed`."""
+    r = _Rng(seed)
+    positives = tuple(
+        Sample(family, context, text, secret)
+        for family, made in FAMILIES
+        for context, text, secret in made(r)
+    )
+    negatives = tuple(
+        Harmless(family, text) for family, made in NEGATIVE_FAMILIES for text in made(r)
+    )
+    return positives, negatives
+
+
+POSITIVES, NEGATIVES = build()
