@@ -26,7 +26,7 @@ SECRETS = [
     ),
     ("aws id AKIA" + "Z7Q2LMNOPRST4UVW in env", "aws id [redacted: aws-access-key] in env", None),
     (
-        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "EXAMPLEKEY",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "Q8h2KTRW3z",
         "aws_secret_access_key = [redacted: aws-secret-key]",
         None,
     ),

@@ -1,0 +1,294 @@
+"""Credentials known by their name: `dbPassword = "…"`, `DB_PASSWORD=…`,
+`<password>…</password>`, `--api-key …`, "the staging password is …".
+
+A password has no shape of its own; what gives it away is the name it is given
+to, in code, config, a flag or a sentence (English, Italian, Vietnamese). The
+value is checked too (`values`): a placeholder, code that reads a secret or a
+sentence after a colon is left alone.
+
+Linear time on every input: names are found by one scan for their key words,
+each hit is looked at once in a bounded window around it, and the scan goes on
+after the identifier it found, so a text of `a_a_a_…_password` or of repeated
+key words is read a constant number of times. The window rules: at most 64
+characters of a name before its key word, 1,024 of a quoted value, 4,096 of a
+bare one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from localmem.credentials import values
+
+TYPE_CHECKING = False  # `typing` stays out of `local-memory remember`
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+# ---- names -------------------------------------------------------------------------------
+
+_KEY_WORDS = re.compile(
+    r"pass|pwd|pw|secret|token|key|credential|auth|mật khẩu|mat khau|contraseña|mot de passe"
+    r"|kennwort|chiave|khóa|khoá|clave",
+    re.IGNORECASE,
+)
+_NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]*")
+_NAME_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+# The last word of a name that holds a secret, and the kind it is masked as.
+_LAST_WORDS = {
+    "password": "password", "passwd": "password", "pwd": "password", "pass": "password",
+    "passphrase": "password", "passcode": "password", "pw": "password",
+    "secret": "secret", "credential": "secret", "credentials": "secret", "creds": "secret",
+    "token": "token", "auth": "token", "apikey": "api-key", "accesskey": "api-key",
+    "secretkey": "api-key", "privatekey": "api-key",
+}  # fmt: skip
+_COMPOUND_ENDS = tuple(
+    (w, _LAST_WORDS[w])
+    for w in ("password", "passwd", "passphrase", "pwd", "secret", "token", "apikey",
+              "accesskey", "secretkey", "privatekey", "credentials", "credential")
+)  # fmt: skip
+# `key` counts only after one of these: `api_key`, `SecretAccessKey`, `x-api-key`.
+_KEY_QUALIFIERS = frozenset(
+    {
+        "api", "access", "secret", "private", "auth", "signing", "encryption", "master",
+        "client", "app", "account", "service", "admin", "webhook", "consumer", "storage",
+        "subscription", "primary", "secondary", "shared", "license", "session", "hmac",
+        "jwt", "aes", "crypt", "decryption", "sign", "token",
+    }
+)  # fmt: skip
+# Words a name may end with after its key word and still hold the secret itself.
+_TRAILERS = frozenset({"b64", "base64", "hex", "raw", "plain", "plaintext", "value", "base"})
+_PHRASES = {
+    "mật khẩu": "password", "mat khau": "password", "contraseña": "password",
+    "mot de passe": "password", "kennwort": "password",
+}  # fmt: skip
+_PHRASE_KEYS = ("chiave", "khóa", "khoá", "clave")  # "key" in Italian, Vietnamese, Spanish
+_KEY_QUALIFIED = re.compile(r"[ \t]+(?:api|segreta|bí mật|bi mat|secreta|privata)\b", re.IGNORECASE)
+
+# ---- what follows a name -----------------------------------------------------------------
+
+_ASSIGN = re.compile(
+    r"""["'\]]?[ \t]*(?:"""
+    r""":[ \t]*[A-Za-z_][\w.\[\]<>?]{0,40}"""  # TypeScript: `appSecret: string = '…'`
+    r"""(?:[ \t]*\|[ \t]*[A-Za-z_][\w.]{0,40}){0,3}[ \t]*=(?![=>])"""
+    r"""|\{[ \t]*get;[ \t]*(?:private[ \t]+|init;[ \t]*)?(?:set;)?[ \t]*\}[ \t]*="""  # C#
+    r"""|=>|:=|==|=|:|->)[ \t]*"""
+    r"""|["'][ \t]*,[ \t]*(?=["'])"""  # setProperty("dbPassword", "…")
+)
+_XML_VALUE = re.compile(r"""["'][ \t]+value[ \t]*=[ \t]*""")
+_SPACE = re.compile(r"[ \t]+")
+_LINK_WORDS = (
+    r"is|was|are|were|be|becomes|now|to|into|in|with|set to|changed to|is now|è|e'|é|era"
+    r"|sarà|resta|diventa|a|in|con|là|thành|sang|bằng|es|est|ist|war|wurde"
+)
+_PROSE = re.compile(  # up to five words between the name and its link: "for the QA box is"
+    r"(?:[ \t]+[^\s]{1,40}?){0,5}?(?:[ \t]*(?::|=|->|→)|[ \t]+(?:" + _LINK_WORDS + r"))"
+    r"[ \t]*[:=]?[ \t]+",
+    re.IGNORECASE,
+)
+_USED_AS = re.compile(  # "use garnet-tundra-42 as the password"
+    r"(?:^|[ \t])(?P<v>[^\s'\"]{6,128})[ \t]+(?:as|come|làm)[ \t]+(?:[^\s]{1,20}[ \t]+){0,2}\Z",
+    re.IGNORECASE,
+)
+_VALUE_HINT = re.compile(r"[0-9!@#$%^&*+=~?/\\|]|[^\W\d_]{20}")
+_QUOTED = re.compile(
+    r""""((?:[^"\\\n]|\\.){0,1024})"|'((?:[^'\\\n]|\\.){0,1024})'|`([^`\n]{0,1024})`"""
+)
+_BARE = re.compile(r"""[^\s'"`,;<>()\[\]{}=]{1,4096}={0,3}""")
+_BARE_IN_QUERY = re.compile(r"""[^\s'"`,;<>&()\[\]{}=]{1,4096}={0,3}""")  # ?token=…&page=2
+_WORDS_AFTER = re.compile(r"[ \t]+[^\W\d_]{2,}")
+_CODE_WORDS = frozenset(
+    {
+        "enabled", "disabled", "on", "off", "yes", "no", "auto", "manual", "header", "cookie",
+        "session", "oauth", "oauth2", "jwt", "hmac", "login", "digest", "ntlm", "kerberos",
+        "saml", "oidc", "ldap", "none", "file", "inline", "local", "remote", "static",
+        "dynamic", "random", "generated", "rotated", "expired", "valid", "invalid",
+    }
+)  # fmt: skip
+
+
+def _words(name: str) -> list[str]:
+    return [w.lower() for part in re.split(r"[_.\-]+", name) for w in _NAME_WORD.findall(part)]
+
+
+def _kind(name: str, known: dict[str, str | None]) -> str | None:
+    """The kind of secret a name such as `dbPassword` or `AWS_SECRET_ACCESS_KEY` holds
+    (`known`: the names of this text met so far)."""
+    if name in known:
+        return known[name]
+    known[name] = kind = _kind_of(_words(name))
+    return kind
+
+
+def _kind_of(words: list[str]) -> str | None:
+    while len(words) > 1 and words[-1] in _TRAILERS:
+        words.pop()
+    if not words:
+        return None
+    last = words[-1]
+    if "aws" in words and "secret" in words:
+        return "aws-secret-key"
+    if last == "key" and len(words) > 1 and words[-2] in _KEY_QUALIFIERS:
+        return "api-key"
+    kind = _LAST_WORDS.get(last)
+    if kind is None:  # one word run together: PGPASSWORD, mysqlpwd, csrftoken
+        kind = next((k for w, k in _COMPOUND_ENDS if last.endswith(w) and last != w), None)
+    return kind
+
+
+def _value(text: str, at: int, mode: str) -> tuple[int, int] | None:
+    """The span of the value that starts at `at`, if it looks like one in `mode`:
+    `assign` (after `=` or `:`), `flag` (after `--password `) or `prose`."""
+    quoted = _QUOTED.match(text, at)
+    if quoted is not None:
+        group = next(g for g in (1, 2, 3) if quoted.group(g) is not None)
+        start, end = quoted.span(group)
+        inner = text[start:end]
+        if mode == "prose" and not values.strong(inner):
+            return None
+        if values.placeholder(inner) or values.reference(inner):
+            return None
+        return start, end
+    bare = (_BARE_IN_QUERY if mode == "query" else _BARE).match(text, at)
+    if bare is None:
+        return None
+    start, end = bare.span()
+    if values.placeholder(text[start:end]):
+        return None  # sk-... ends with what looks like a full stop
+    while end > start and text[end - 1] in ".,:;!?":
+        if end < len(text) and not text[end].isspace():
+            break
+        end -= 1  # the sentence's full stop, not the password's
+    value = text[start:end]
+    following = text[end : end + 1]
+    if following in ("(", "["):
+        return None  # a call or a subscript: code that reads a secret
+    if mode == "prose":
+        return (start, end) if values.strong(value) else None
+    if values.placeholder(value) or values.reference(value) or values.identifier_like(value):
+        return None
+    if value.lower() in _CODE_WORDS or value.lower() in values.PLACEHOLDER_WORDS:
+        return None
+    if values.plain_datum(value) and not (value.isdigit() and len(value) >= 6):
+        return None
+    if values.word_like(value) and _WORDS_AFTER.match(text, end) is not None:
+        return None  # prose after a colon: "Token: expires after 1 hour"
+    return start, end
+
+
+def _run_end(text: str, at: int) -> int:
+    """Where the run of name characters that starts at `at` ends."""
+    run = _NAME_CHARS.match(text, at)
+    return run.end() if run is not None else at
+
+
+def _names(text: str) -> Iterator[tuple[str, int, int]]:
+    resume = 0
+    known: dict[str, str | None] = {}
+    for hit in _KEY_WORDS.finditer(text):
+        start, end = hit.span()
+        if start < resume:
+            continue
+        word = hit.group().lower()
+        if word in _PHRASES or word in _PHRASE_KEYS:
+            kind = _PHRASES.get(word)
+            if kind is None:  # chiave / khóa / clave: a key only as "chiave API" and the like
+                qualified = _KEY_QUALIFIED.match(text, end, end + 16)
+                if qualified is None:
+                    continue
+                end, kind = qualified.end(), "api-key"
+            resume = end
+            found = _after_prose_name(text, end, kind)
+            if found is not None:
+                resume = found[2]
+                yield found
+            continue
+        name_end = _run_end(text, end)
+        back = text[max(resume, start - 64) : start][::-1]
+        name_start = start - _run_end(back, 0)
+        resume = name_end
+        while name_start < start and text[name_start] in ".-":
+            name_start += 1  # the dashes of `--password` lead to the name; they are not in it
+        while name_end > end and text[name_end - 1] in ".-":
+            name_end -= 1  # "… the password." ends a sentence
+        name = text[name_start:name_end]
+        kind = _kind(name, known)
+        if kind is None and name.lower() == "key":
+            before = text[max(0, name_start - 12) : name_start].lower().rstrip(" _-")
+            if before.endswith(tuple(_KEY_QUALIFIERS)):
+                kind = "api-key"  # "the API key is …"
+        if kind is None:
+            continue
+        before = text[max(0, name_start - 160) : name_start]
+        used = (
+            _USED_AS.search(before)
+            if " as " in before or "com" in before or "làm" in before
+            else None
+        )
+        if used is not None and values.strong(used.group("v").rstrip(".,;:")):
+            v_start = name_start - len(before) + used.start("v")
+            yield kind, v_start, v_start + len(used.group("v").rstrip(".,;:"))
+        found = _after_name(text, name_start, name_end, kind)
+        if found is not None:
+            resume = max(resume, found[2])
+            yield found
+
+
+def _after_name(text: str, start: int, end: int, kind: str) -> tuple[str, int, int] | None:
+    """The value that a name at `[start, end)` is given, in any of the shapes people use."""
+    if start > 0 and text[start - 1] == "<" and text.startswith(">", end):
+        close = text.find("<", end + 1, end + 1026)  # <password>…</password>
+        if close > end + 1 and "\n" not in text[end + 1 : close]:
+            value = text[end + 1 : close].strip()
+            if value and not values.placeholder(value) and not values.reference(value):
+                return kind, end + 1, close
+        return None
+    xml = _XML_VALUE.match(text, end, end + 32)  # <add key="DbPassword" value="…"/>
+    if xml is not None and text[start - 1 : start] in ("'", '"'):
+        span = _value(text, xml.end(), "assign")
+        return (kind, *span) if span else None
+    assign = _ASSIGN.match(text, end, end + 40)
+    if assign is not None:
+        in_query = start > 0 and text[start - 1] in "?&"
+        span = _value(text, assign.end(), "query" if in_query else "assign")
+        return (kind, *span) if span else None
+    floor = max(0, start - 200)
+    line_start = text.rfind("\n", floor, start) + 1 or floor
+    lead = text[line_start:start]
+    space = _SPACE.match(text, end, end + 16)
+    if (
+        space is not None
+        and (lead.endswith(("--", " -")) or lead.lstrip().upper() in ("ENV ", "ARG ", "SET "))
+        and not text.startswith("-", space.end())
+    ):
+        span = _value(text, space.end(), "assign")
+        return (kind, *span) if span else None
+    return _after_prose_name(text, end, kind)
+
+
+def _after_prose_name(text: str, end: int, kind: str) -> tuple[str, int, int] | None:
+    """A value given to a name in a sentence: "the staging password is …"."""
+    if _VALUE_HINT.search(text, end, end + 160) is None:
+        return None  # no digit, symbol or long word ahead: nothing strong enough to mask
+    link = _PROSE.match(text, end, end + 160)
+    if link is not None:
+        span = _value(text, link.end(), "prose")
+        if span is not None:
+            return kind, *span
+    space = _SPACE.match(text, end, end + 4)
+    if space is not None:
+        span = _value(text, space.end(), "prose")
+        if span is not None and any(ch.isdigit() for ch in text[span[0] : span[1]]):
+            return kind, *span
+    return None
+
+
+def scan(text: str) -> Iterator[tuple[str, int, int]]:
+    """(kind, start, end) of every value given to a name that holds a secret."""
+    if _KEY_WORDS.search(text) is not None:
+        yield from _names(text)
+
+
+def patterns() -> Iterator[re.Pattern[str]]:
+    """Every pattern this module can run (the scaling test reads their shapes)."""
+    yield from (_KEY_WORDS, _ASSIGN, _XML_VALUE, _PROSE, _QUOTED, _BARE, _BARE_IN_QUERY, _USED_AS)
+    yield from (_KEY_QUALIFIED, _SPACE, _WORDS_AFTER, _NAME_CHARS, _VALUE_HINT)

@@ -1,0 +1,214 @@
+"""Credentials known by the shape around them: a flag, a header, a URL, a key block.
+
+`mysql -p…`, `sshpass -p …`, `docker login -p …`, `curl -u user:pass`, an
+`Authorization: Basic` or `Bearer` header with a literal value, the password in
+a URL's user part, a PEM private key, and the keys of service-account files and
+storage connection strings. Each shape has literal markers (a text without them
+costs one substring scan), bounded repeats, and a check of the value it found.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+
+from localmem.credentials import values
+
+TYPE_CHECKING = False  # `typing` stays out of `local-memory remember`
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+
+class Shape:
+    """A pattern with literal markers; its group `v` is the span to mask."""
+
+    __slots__ = ("_compiled", "check", "flags", "kind", "markers", "source")
+
+    def __init__(
+        self,
+        kind: str,
+        markers: tuple[str, ...],
+        source: str,
+        check: Callable[[str], bool] | None = None,
+        flags: int = 0,
+    ) -> None:
+        self.kind = kind
+        self.markers = markers
+        self.source = source
+        self.check = check
+        self.flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source, self.flags)
+        return self._compiled
+
+
+def _basic(value: str) -> bool:
+    """`Authorization: Basic …` holds base64 of `user:password`."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+        plain = decoded.decode("utf-8")
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return False
+    user, colon, password = plain.partition(":")
+    return bool(colon) and plain.isprintable() and len(password) >= 1
+
+
+def _bearer(value: str) -> bool:
+    return not values.placeholder(value) and (
+        values.random(value) or (len(value) >= 20 and values.mixed(value))
+    )
+
+
+def _literal(value: str) -> bool:
+    return not values.placeholder(value) and not values.reference(value)
+
+
+_FIRST = 2  # the shapes `scan_first` runs: a service account's key, a storage account's
+_FLAG_VALUE = r"""(?:'(?P<v>[^'\n]{1,256})'|"(?P<w>[^"\n]{1,256})"|(?P<x>[^\s'"]{1,256}))"""
+SHAPES: tuple[Shape, ...] = (
+    Shape(
+        "gcp-service-account-key",
+        ('"private_key',),
+        r'"private_key(?:_id)?"[ \t]*:[ \t]*"(?P<v>(?:[^"\\\n]|\\.){16,8192})"',
+        _literal,
+    ),
+    Shape(
+        "azure-connection-string",
+        ("accountkey=", "sharedaccesskey="),
+        r"(?:AccountKey|SharedAccessKey)[ \t]*=[ \t]*(?P<v>[A-Za-z0-9+/]{20,1024}={0,2})",
+        values.random,
+        re.IGNORECASE,
+    ),
+    Shape(
+        "url-password",
+        ("://",),
+        r"""://[^\s/:@'"<>]{0,256}:(?P<v>[^\s/@'"<>]{1,256})@(?=[^\s/@'"<>])""",
+        lambda v: _literal(v) and v.lower() not in ("password", "pass", "secret", "token"),
+    ),
+    Shape(
+        "password",
+        ("mysql", "mariadb"),
+        r"(?<![A-Za-z0-9_])(?:mysql|mysqldump|mysqladmin|mariadb)(?:[ \t]+[^\s]{1,80}){0,8}?"
+        r"[ \t]+-p" + _FLAG_VALUE,
+        _literal,
+    ),
+    Shape(
+        "password",
+        ("sshpass",),
+        r"sshpass[ \t]+-p[ \t]*" + _FLAG_VALUE,
+        _literal,
+    ),
+    Shape(
+        "password",
+        ("login",),
+        r"(?<![A-Za-z0-9_])login(?:[ \t]+[^\s]{1,80}){0,6}?[ \t]+-p[ \t]+" + _FLAG_VALUE,
+        _literal,
+    ),
+    Shape(
+        "password",
+        ("u ", "u=", "u'", 'u"', "--user", "--proxy-user"),
+        r"""(?<![A-Za-z0-9_-])(?:-[A-Za-z]{0,6}u|--user|--proxy-user)(?:[ \t]+|=|[ \t]*(?=['"]))"""
+        r"""['"]?"""
+        r"""[^\s:'"]{1,128}:(?P<v>[^\s'"]{1,256})""",
+        _literal,
+    ),
+    Shape(
+        "password",
+        ("login", "credential", "creds", "account"),  # "Admin login for Grafana: admin / …"
+        r"\b(?:login|logins|credentials?|creds|account)\b[^\n:=]{0,40}[:=][ \t]*"
+        r"[A-Za-z0-9._@-]{1,64}[ \t]+/[ \t]+(?P<v>[^\s]{6,128})",
+        lambda v: values.strong(v.rstrip(".,;")),
+        re.IGNORECASE,
+    ),
+    Shape(
+        "basic-auth",
+        ("basic",),
+        r"\bBasic[ \t]+(?P<v>[A-Za-z0-9+/]{6,2048}={0,2})(?![A-Za-z0-9+/=])",
+        _basic,
+        re.IGNORECASE,
+    ),
+    Shape(
+        "bearer-token",
+        ("bearer",),
+        r"\bBearer[ \t]+(?P<v>[A-Za-z0-9._~+/-]{8,4096}=*)",
+        _bearer,
+        re.IGNORECASE,
+    ),
+)
+
+
+def _shapes(text: str, shapes: tuple[Shape, ...]) -> Iterator[tuple[str, int, int]]:
+    lowered: str | None = None
+    for shape in shapes:
+        if shape.flags & re.IGNORECASE:
+            lowered = lowered if lowered is not None else text.lower()
+            if not any(marker in lowered for marker in shape.markers):
+                continue
+        elif not any(marker in text for marker in shape.markers):
+            continue
+        for match in shape.pattern.finditer(text):
+            start, end = _masked_span(match)
+            if shape.check is None or shape.check(text[start:end]):
+                yield shape.kind, start, end
+
+
+def _masked_span(match: re.Match[str]) -> tuple[int, int]:
+    """The span of the value group that took part in `match` (`v`, or a flag's `w`, `x`)."""
+    for group in ("v", "w", "x"):
+        if group in match.re.groupindex and match.group(group) is not None:
+            return match.span(group)
+    return match.span()
+
+
+# ---- private keys ------------------------------------------------------------------------
+
+_BEGIN = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_BODY = re.compile(r"[A-Za-z0-9+/=\s\\:,.-]{0,16384}")
+_END = "-----END"
+
+
+def _private_keys(text: str) -> Iterator[tuple[str, int, int]]:
+    """A PEM private key from its BEGIN line to its END line (or, cut short, to the end
+    of its body). The END is looked for once per key, and never past the next key."""
+    if "PRIVATE KEY" not in text:
+        return
+    at = 0
+    next_end = -2  # where the next END line starts, looked up only when passed
+    while True:
+        begin = _BEGIN.search(text, at)
+        if begin is None:
+            return
+        if next_end != -1 and next_end < begin.end():
+            next_end = text.find(_END, begin.end())
+        if 0 <= next_end - begin.end() <= 65536:
+            close = text.find("-----", next_end + len(_END), next_end + 80)
+            end = close + 5 if close >= 0 else next_end + len(_END)
+        else:
+            body = _KEY_BODY.match(text, begin.end())
+            end = body.end() if body is not None else begin.end()
+        yield "private-key", begin.start(), end
+        at = max(end, begin.end())
+
+
+def scan_first(text: str) -> Iterator[tuple[str, int, int]]:
+    """The keys of service-account files and connection strings, and private keys: run
+    before the token rules, so a key is masked whole, under its own kind."""
+    yield from _shapes(text, SHAPES[:_FIRST])
+    yield from _private_keys(text)
+
+
+def scan(text: str) -> Iterator[tuple[str, int, int]]:
+    """(kind, start, end) of every flag, header and URL that holds a credential."""
+    yield from _shapes(text, SHAPES[_FIRST:])
+
+
+def patterns() -> Iterator[re.Pattern[str]]:
+    """Every pattern this module can run (the scaling test reads their shapes)."""
+    for shape in SHAPES:
+        yield shape.pattern
+    yield from (_BEGIN, _KEY_BODY)

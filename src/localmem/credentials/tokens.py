@@ -1,0 +1,340 @@
+"""Credentials that carry their own shape: a provider's fixed prefix and body.
+
+Each entry says where the provider documents the shape (prefix, alphabet,
+length) and is caught alone in prose, with no name beside it. A rule costs
+nothing on a text that lacks all of its markers (one substring scan each), and
+its pattern is compiled the first time a text holds a marker, so a process pays
+only for the rules its texts need. Every repeat is bounded, and each pattern
+starts at a literal, so a scan is one pass over the text.
+
+A token split in two by one space or newline (a terminal's wrap, a chat's line
+break) is joined back when the first half is too short for the shape and the
+two halves together fit it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+
+from localmem.credentials import values
+
+TYPE_CHECKING = False  # `typing` stays out of `local-memory remember`
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+
+class Token:
+    """One provider shape. `body` is the character class of the part after the
+    prefix when the shape is a prefix and a run (the split-token join needs it)."""
+
+    __slots__ = ("_compiled", "body", "check", "kind", "markers", "minimum", "source")
+
+    def __init__(
+        self,
+        kind: str,
+        markers: tuple[str, ...],
+        source: str,
+        *,
+        check: Callable[[str], bool] | None = None,
+        body: str | None = None,
+        minimum: int = 0,
+    ) -> None:
+        self.kind = kind
+        self.markers = markers
+        self.source = source
+        self.check = check
+        self.body = body
+        self.minimum = minimum  # the shortest whole token, for the split-token join
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source)
+        return self._compiled
+
+
+def _prefixed(
+    kind: str,
+    prefixes: tuple[str, ...],
+    body: str,
+    least: int,
+    most: int,
+    check: Callable[[str], bool] | None = values.random,
+    *,
+    whole: int | None = None,
+    tail: str = "",
+) -> Token:
+    """A prefix followed by `least` to `most` characters of `body`, standing alone. A
+    run shorter than `whole` (default `least`) followed by one space or line break is
+    joined with the next run when the two make a token of at least `whole`."""
+    start = "|".join(re.escape(p) for p in prefixes)
+    # Only at the start of a run of the body's characters (the two look-behinds), so a
+    # text of repeated prefixes is one attempt, not one per prefix.
+    source = rf"(?<![A-Za-z0-9_\-])(?<!{body})(?:{start}){body}{{1,{most}}}{tail}(?!{body})"
+
+    def fits(value: str, _prefixes: tuple[str, ...] = prefixes) -> bool:
+        rest = next(value[len(p) :] for p in _prefixes if value.startswith(p)).rstrip("=")
+        return least <= len(rest) <= most and (check is None or check(rest))
+
+    shortest = min(len(p) for p in prefixes) + (whole or least)
+    return Token(kind, prefixes, source, check=fits, body=body, minimum=shortest)
+
+
+def _jwt_inside(value: str) -> bool:
+    """A base64 text that decodes to a JWT (people wrap one to pass it through YAML)."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=False)
+    except (binascii.Error, ValueError):
+        return False
+    return _JWT.fullmatch(decoded.decode("ascii", "replace").strip()) is not None
+
+
+_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,4096}\.eyJ[A-Za-z0-9_-]{4,8192}\.[A-Za-z0-9_-]{0,4096}")
+_B64 = "[A-Za-z0-9+/]"
+_URLSAFE = "[A-Za-z0-9_-]"
+_ALNUM = "[A-Za-z0-9]"
+_HEX = "[a-f0-9]"
+
+# Order matters: a span claimed by an earlier rule is not taken again.
+TOKENS: tuple[Token, ...] = (
+    # GitHub: gh[pousr]_ and 36 characters; fine-grained github_pat_, 82 in all.
+    _prefixed("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), _ALNUM, 36, 255),
+    _prefixed("github-token", ("github_pat_",), "[A-Za-z0-9_]", 22, 255),
+    # GitLab: personal, runner, CI build, pipeline trigger, deploy, feed, OAuth... tokens.
+    _prefixed(
+        "gitlab-token",
+        (
+            "glpat-",
+            "glrt-",
+            "glcbt-",
+            "glptt-",
+            "gldt-",
+            "glft-",
+            "glimt-",
+            "glagent-",
+            "gloas-",
+            "glsoat-",
+            "glffct-",
+            "glwt-",
+            "glrtr-",
+        ),
+        "[A-Za-z0-9_.-]",
+        20,
+        255,
+    ),
+    Token(
+        "slack-webhook",
+        ("hooks.slack.com",),
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{8,256}",
+        check=lambda v: values.random(v.rsplit("/", 1)[-1]),
+    ),
+    # Slack: bot, user, app-level, configuration and refresh tokens.
+    _prefixed(
+        "slack-token",
+        (
+            "xoxb-",
+            "xoxp-",
+            "xoxa-",
+            "xoxr-",
+            "xoxs-",
+            "xoxo-",
+            "xoxe-",
+            "xoxe.xoxb-",
+            "xoxe.xoxp-",
+            "xapp-",
+        ),
+        "[A-Za-z0-9-]",
+        10,
+        512,
+        whole=46,
+    ),
+    _prefixed("stripe-key", ("sk_live_", "rk_live_", "sk_test_", "rk_test_"), _ALNUM, 16, 255),
+    _prefixed("stripe-key", ("whsec_",), _B64, 24, 128),
+    _prefixed("anthropic-key", ("sk-ant-",), _URLSAFE, 20, 255),
+    # OpenAI: project and service keys run to about 160 characters, legacy ones to 48.
+    _prefixed(
+        "openai-key",
+        ("sk-proj-", "sk-svcacct-", "sk-admin-", "sk-None-"),
+        _URLSAFE,
+        20,
+        255,
+        whole=100,
+    ),
+    _prefixed("openai-key", ("sk-",), _URLSAFE, 20, 255, whole=48),
+    _prefixed("groq-key", ("gsk_",), _ALNUM, 40, 64),
+    _prefixed("xai-key", ("xai-",), _ALNUM, 60, 100),
+    _prefixed("perplexity-key", ("pplx-",), _ALNUM, 40, 64),
+    _prefixed("replicate-token", ("r8_",), _ALNUM, 30, 48),
+    _prefixed("huggingface-token", ("hf_", "api_org_"), "[A-Za-z]", 30, 40, values.mixed),
+    # AWS: access key ids (the secret key beside one is `named.py`'s), STS session tokens.
+    Token(
+        "aws-access-key",
+        ("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "A3T"),
+        r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])"
+        r"[A-Z0-9]{16}(?![A-Za-z0-9])",
+        check=lambda v: len(set(v[4:])) >= 6 and not values.placeholder(v),
+    ),
+    _prefixed(
+        "aws-session-token", ("FwoGZXIvYXdz", "IQoJb3JpZ2lu"), _B64, 80, 4096, None, tail="={0,2}"
+    ),
+    _prefixed("google-api-key", ("AIza",), _URLSAFE, 35, 35),
+    _prefixed("google-oauth-secret", ("GOCSPX-",), _URLSAFE, 24, 40),
+    _prefixed("google-oauth-token", ("ya29.",), _URLSAFE, 30, 2048),
+    Token(
+        "sendgrid-key",
+        ("SG.",),
+        r"(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])",
+    ),
+    _prefixed("shopify-token", ("shpat_", "shpss_", "shpca_", "shppa_"), "[a-fA-F0-9]", 32, 32),
+    _prefixed("digitalocean-token", ("dop_v1_", "doo_v1_", "dor_v1_"), _HEX, 64, 64),
+    _prefixed("square-token", ("sq0atp-", "sq0csp-", "sq0idp-"), _URLSAFE, 22, 64),
+    _prefixed("square-token", ("EAAA",), "[A-Za-z0-9+_-]", 60, 64),
+    Token(
+        "telegram-bot-token",
+        (":AA",),
+        r"(?<![0-9])[0-9]{5,16}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])",
+    ),
+    _prefixed("docker-token", ("dckr_pat_", "dckr_oat_"), _URLSAFE, 20, 64),
+    _prefixed("vault-token", ("hvs.", "hvb.", "hvr."), _URLSAFE, 24, 512),
+    _prefixed("twilio-key", ("SK",), "[0-9a-f]", 32, 32),
+    _prefixed("mailgun-key", ("key-",), "[0-9a-f]", 32, 32),
+    Token(
+        "sentry-token",
+        ("sntrys_", "sntryu_", "sntrya_"),
+        r"(?<![A-Za-z0-9_])(?:sntrys_eyJ[A-Za-z0-9+/=_-]{40,1024}|sntry[ua]_[a-f0-9]{64})"
+        r"(?![A-Za-z0-9+/=_-])",
+    ),
+    Token(
+        "cloudflare-key",
+        ("v1.0-",),
+        r"(?<![A-Za-z0-9])v1\.0-[a-f0-9]{24}-[a-f0-9]{146}(?![a-f0-9])",
+    ),
+    Token(
+        "azure-client-secret",
+        ("Q~",),
+        r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{30,33}[A-Za-z0-9_~-]"
+        r"(?![A-Za-z0-9_~-])",
+        check=lambda v: values.random(v[6:]),
+    ),
+    _prefixed("npm-token", ("npm_",), _ALNUM, 36, 36),
+    _prefixed("pypi-token", ("pypi-AgE",), _URLSAFE, 50, 512, None),
+    _prefixed("gem-host-key", ("rubygems_",), _HEX, 48, 48),
+    _prefixed("nuget-key", ("oy2",), "[a-z0-9]", 43, 43),
+    _prefixed("newrelic-key", ("NRAK-", "NRII-", "NRAA-", "NRJS-"), "[A-Za-z0-9]", 19, 40),
+    Token(
+        "terraform-token",
+        (".atlasv1.",),
+        r"(?<![A-Za-z0-9])[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,90}(?![A-Za-z0-9_=-])",
+    ),
+    _prefixed(
+        "atlassian-token", ("ATATT", "ATCTT"), _URLSAFE, 50, 512, tail="(?:=[A-Fa-f0-9]{8})?"
+    ),
+    _prefixed(
+        "planetscale-token",
+        ("pscale_pw_", "pscale_tkn_", "pscale_oauth_"),
+        "[A-Za-z0-9_.-]",
+        32,
+        64,
+    ),
+    _prefixed("fly-token", ("fo1_",), _URLSAFE, 40, 48),
+    Token(
+        "fly-token",
+        ("FlyV1 fm",),
+        r"FlyV1 fm[12][ra]?_[A-Za-z0-9+/=,_-]{64,4096}",
+    ),
+    _prefixed("heroku-key", ("HRKU-",), _URLSAFE, 40, 80),
+    _prefixed("grafana-token", ("glc_",), _B64, 32, 400, tail="={0,2}"),
+    Token(
+        "grafana-token",
+        ("glsa_", "eyJrIjoi"),
+        r"(?<![A-Za-z0-9_])(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{40,400}"
+        r"={0,2})(?![A-Za-z0-9_=])",
+    ),
+    Token(
+        "sourcegraph-token",
+        ("sgp_", "sgph_", "sgs_"),
+        r"(?<![A-Za-z0-9_])sg(?:p|ph|s)_(?:[a-fA-F0-9]{16}_)?[a-fA-F0-9]{40}(?![A-Za-z0-9_])",
+    ),
+    _prefixed("databricks-token", ("dapi",), "[a-f0-9]", 32, 32),
+    _prefixed("linear-key", ("lin_api_",), _ALNUM, 40, 40),
+    Token(
+        "postman-key",
+        ("PMAK-",),
+        r"(?<![A-Za-z0-9])PMAK-[a-f0-9]{24}-[a-f0-9]{34}(?![A-Za-z0-9])",
+    ),
+    _prefixed("doppler-token", ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct."), _ALNUM, 40, 48),
+    _prefixed("pulumi-token", ("pul-",), _HEX, 40, 40),
+    _prefixed("netlify-token", ("nfp_",), _ALNUM, 36, 40),
+    _prefixed("supabase-token", ("sbp_",), _HEX, 40, 40),
+    _prefixed("notion-token", ("ntn_", "secret_"), _ALNUM, 40, 50),
+    _prefixed(
+        "mapbox-token",
+        ("sk.eyJ",),
+        "[A-Za-z0-9._-]",
+        50,
+        512,
+        lambda v: values.random(v) and v.count(".") >= 1,
+    ),
+    Token(
+        "age-secret-key",
+        ("AGE-SECRET-KEY-1",),
+        r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
+    ),
+    # JWTs: signed, unsigned (`alg: none`, an empty signature), and wrapped in base64.
+    Token(
+        "jwt",
+        ("eyJ",),
+        r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,4096}\.eyJ[A-Za-z0-9_-]{4,8192}\."
+        r"(?:[A-Za-z0-9_-]{8,4096}|(?![A-Za-z0-9_-]))",
+    ),
+    Token(
+        "jwt",
+        ("ZXlK",),
+        r"(?<![A-Za-z0-9+/])ZXlK[A-Za-z0-9+/]{40,16384}={0,2}(?![A-Za-z0-9+/=])",
+        check=_jwt_inside,
+    ),
+)
+
+
+def scan(text: str) -> Iterator[tuple[str, int, int]]:
+    """(kind, start, end) of every shaped token in `text`, rule by rule."""
+    for rule in TOKENS:
+        if not any(marker in text for marker in rule.markers):
+            continue
+        for match in rule.pattern.finditer(text):
+            start, end = match.span()
+            value = match.group()
+            if rule.body is not None and len(value) < rule.minimum:
+                joined = _joined(rule, text, end)
+                whole = "".join(text[start:joined].split())
+                if len(whole) >= rule.minimum and (rule.check is None or rule.check(whole)):
+                    yield rule.kind, start, joined
+                    continue
+            if rule.check is None or rule.check(value):
+                yield rule.kind, start, end
+
+
+_RUNS: dict[str, re.Pattern[str]] = {}
+
+
+def _joined(rule: Token, text: str, end: int) -> int:
+    """Where a token cut by one space or line break ends, or `end` when it was not cut."""
+    gap = 2 if text.startswith("\r\n", end) else 1
+    if end >= len(text) or text[end] not in " \n\r":
+        return end
+    body = rule.body or ""
+    run = _RUNS.get(body)
+    if run is None:
+        run = _RUNS[body] = re.compile(f"{body}{{1,512}}(?!{body})")
+    rest = run.match(text, end + gap)
+    return rest.end() if rest is not None else end
+
+
+def patterns() -> Iterator[re.Pattern[str]]:
+    """Every pattern this module can run (the scaling test reads their shapes)."""
+    for rule in TOKENS:
+        yield rule.pattern
+    yield _JWT

@@ -1,0 +1,137 @@
+"""What a credential's value looks like, and what only looks like one.
+
+A rule finds a place where a secret may be (a provider's prefix, a name such as
+`dbPassword`, a `-p` flag); these predicates look at the value found there and
+say whether it is a secret or something else that takes its place in real text:
+a placeholder (`<your token>`, `$TOKEN`, `changeme`), code that reads a secret
+(`req.headers.authorization`, `os.environ[...]`, `getpass()`), a type name, a
+path, or words (the prose of "Token: expires after 1 hour").
+"""
+
+from __future__ import annotations
+
+import re
+
+PLACEHOLDER_WORDS = frozenset(
+    {
+        "true", "false", "null", "none", "nil", "undefined", "str", "string", "bytes", "int",
+        "bool", "boolean", "number", "char", "text", "object", "any", "optional", "secret",
+        "secrets", "password", "passwd", "token", "apikey", "api_key", "changeme", "change_me",
+        "changeit", "example", "sample", "dummy", "placeholder", "redacted", "masked", "hidden",
+        "required", "env", "environ", "xxx", "todo", "tbd", "fixme", "empty", "blank", "default",
+        "bearer", "basic", "self", "this", "input", "getpass", "prompt", "value", "yourtoken",
+        "your_password", "your-password", "yourpassword", "your_token", "your-token",
+        "your_api_key", "your-api-key", "mypassword", "my_password", "secretkey", "notasecret",
+        "pass", "pwd", "key", "auth", "credentials", "credential", "public", "private",
+    }
+)  # fmt: skip
+
+_REFERENCE_PREFIXES = (
+    "os.environ", "os.getenv", "process.env", "env.", "env(", "env[", "getenv", "secrets.",
+    "settings.", "config.", "self.", "this.", "req.", "request.", "ctx.", "context.",
+    "params.", "args.", "opts.", "options.", "vault.", "keyring.", "system.getenv",
+    "environment.", "import.meta.env", "deno.env", "$env:", "%env", "ssm:", "arn:",
+)  # fmt: skip
+_DOTTED_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)+(?:\(\))?")
+_IDENTIFIER = re.compile(r"[a-z]+(?:[A-Z][a-z0-9]*)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+_VERSION = re.compile(r"v?\d+(?:\.\d+)+(?:[-+][0-9A-Za-z.]+)?")
+_NUMBER_UNIT = re.compile(r"\d+(?:\.\d+)?[a-zA-Z%]{0,3}")
+_KEBAB = re.compile(r"[^\W\d_]+(?:[-_.'’][^\W\d_]+)*[0-9]{0,2}")
+_DATE_TIME = re.compile(r"\d{1,4}[-/:.]\d{1,2}(?:[-/:.T ]\d{1,4}){0,5}Z?")
+
+
+def random(value: str) -> bool:
+    """A generated token mixes letters and digits and repeats little (`ghp_xxxx` does not)."""
+    return (
+        any(ch.isdigit() for ch in value)
+        and any(ch.isalpha() for ch in value)
+        and len(set(value)) >= 8
+    )
+
+
+def mixed(value: str) -> bool:
+    """Letters of both cases (and maybe digits), varied: the body of a letters-only token."""
+    return (
+        any(ch.isupper() for ch in value)
+        and any(ch.islower() for ch in value)
+        and len(set(value)) >= 10
+    )
+
+
+def placeholder(value: str) -> bool:
+    """An example, an elision, a template or variable reference, not a value."""
+    bare = value.strip()
+    if len(bare) < 4:
+        return True
+    if bare[0] in "<$%{[(*#@" or bare.startswith(("#{", "{{")):
+        return True  # <your password>, $TOKEN, ${API_KEY}, %PASS%, {{ secret }}, [redacted: x]
+    if set(bare) <= set(".*x•_-X#?0"):
+        return True  # ..., ****, xxxx, 0000
+    if "..." in bare or "…" in bare or bare.endswith(("}}", "%")):
+        return True  # sk-..., abc...xyz: an elided example
+    lowered = bare.lower()
+    if lowered in PLACEHOLDER_WORDS or lowered.strip("_-") in PLACEHOLDER_WORDS:
+        return True
+    if lowered.startswith(("your", "my-", "my_", "<", "insert", "replace", "enter")) and (
+        _WORD.fullmatch(lowered.replace("_", "-")) is not None
+    ):
+        return True  # your-api-key-here, insert_token_here
+    if "example" in lowered or lowered.startswith(("xxxx", "dummy", "sample", "fake")):
+        return True  # AKIAIOSFODNN7EXAMPLE, the documentation's own
+    return bool(set(lowered) <= set("x-_") or lowered.count("x") * 2 > len(lowered) > 8)
+
+
+def reference(value: str) -> bool:
+    """Code that reads a secret (a variable, a call, a path), or a path itself."""
+    bare = value.strip()
+    lowered = bare.lower()
+    if lowered.startswith(_REFERENCE_PREFIXES):
+        return True
+    if bare.startswith(("/", "~/", "./", "../", "file:")) or bare[1:3] == ":\\":
+        return True  # PWD=/home/me/src is a folder, not a password
+    if bare.endswith(("()", ")", "(")) or "(" in bare:
+        return True  # getpass(), read_secret(name)
+    # req.headers.authorization, settings.DB_PASSWORD
+    return bool(_DOTTED_NAME.fullmatch(bare)) and not any(ch.isdigit() for ch in bare)
+
+
+def word_like(value: str) -> bool:
+    """Only letters (a word, maybe with an apostrophe or hyphen)."""
+    return _WORD.fullmatch(value) is not None
+
+
+def identifier_like(value: str) -> bool:
+    """A camelCase or snake_case name with no digits: code, not a value."""
+    return _IDENTIFIER.fullmatch(value) is not None and not any(ch.isdigit() for ch in value)
+
+
+def plain_datum(value: str) -> bool:
+    """A version, a number with a unit, a date or a time: data, not a secret."""
+    return bool(
+        value.isdigit()
+        or _VERSION.fullmatch(value)
+        or _NUMBER_UNIT.fullmatch(value)
+        or _DATE_TIME.fullmatch(value)
+    )
+
+
+def strong(value: str) -> bool:
+    """A value that looks generated or chosen as a password even in a sentence: letters
+    with digits or symbols (`hunter22`, `P@ss-w0rd`), or a long run of mixed case; not a
+    datum, a URL, an address or a hyphenated word (`github-token`, `utf-8`)."""
+    if len(value) < 6 or plain_datum(value) or placeholder(value) or reference(value):
+        return False
+    if "://" in value or (value.count("@") == 1 and "." in value.split("@")[1]):
+        return False
+    if _KEBAB.fullmatch(value):
+        return False
+    letters = sum(ch.isalpha() for ch in value)
+    digits = sum(ch.isdigit() for ch in value)
+    if letters == 0:
+        return False
+    if digits == 0 and letters == len(value):
+        return len(value) >= 20 and mixed(value)
+    if any(not ch.isalnum() and ch not in "-_.'’" for ch in value):
+        return len(set(value)) >= 5  # P@ssw0rd!, Tr0ub4dor&3
+    return digits > 0 and len(value) >= 8 and len(set(value)) >= 5
