@@ -255,6 +255,40 @@ def check_keywords(_: Any, keywords: Any) -> None:
 KEYWORDS = st.one_of(st.lists(st.one_of(TEXT, JSONISH), max_size=30), TEXT)
 
 
+# ---- the credential detector --------------------------------------------------------------
+
+# The pieces that made the old rules slow or that every rule starts from; a text is a
+# few of them (and random text) repeated up to `MAX_REPEATS` times, so inputs grow.
+CRAFTED = st.sampled_from(
+    ["a_", "a.", "=", ":", "QUJD", "x", "token ", "token=", "password is ", "eyJhbGci.", "ghp_",
+     "://a:", "@", "-----BEGIN RSA PRIVATE KEY-----", "-----END", "mysql -p", "\u200b", "%41",
+     "\\u0067", "mật khẩu ", "Basic ", "Bearer ", '"', "'", "\n", " ", "AKIA", "sk-", "Q~",
+     "<password>", "--password ", "-u a:", "[redacted: token]", "İ"]
+)  # fmt: skip
+MAX_REPEATS = 300
+GROWING = st.tuples(
+    st.lists(st.one_of(CRAFTED, TEXT), min_size=1, max_size=6), st.integers(1, MAX_REPEATS)
+)
+
+
+def check_credentials(_: Any, value: tuple[list[str], int]) -> None:
+    from localmem import credentials
+
+    pieces, times = value
+    text = "".join(pieces) * times
+    found = credentials.find(text)
+    at = 0
+    for finding in found:  # in order, inside the text, never overlapping
+        assert at <= finding.start < finding.end <= len(text)
+        at = finding.end
+    masked = credentials.mask(text)
+    assert masked.count == len(found)
+    again = credentials.mask(masked.text)
+    assert again.text == masked.text and again.kinds == ()
+    if not found:
+        assert masked.text == text
+
+
 # ---- the facts store --------------------------------------------------------------------
 
 
@@ -389,6 +423,7 @@ TARGETS: list[Target] = [
     Target("add_fields", ADD_FIELDS, _store, check_add_fields),
     Target("restore_input", RESTORE, _store, check_restore),
     Target("normalization", TEXT, lambda root: None, check_normalization),
+    Target("credentials", GROWING, lambda root: None, check_credentials),
     Target("keywords", KEYWORDS, lambda root: None, check_keywords),
     Target("slug", TOPIC, lambda root: None, check_slug),
     Target("fact_line", st.tuples(DAY, TEXT), lambda root: None, check_fact_line),

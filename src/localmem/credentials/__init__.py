@@ -23,18 +23,17 @@ the prompt hook never import this package.
 
 from __future__ import annotations
 
-import re
-
 from localmem.credentials import named, shapes, tokens
+from localmem.credentials.lazy import Lazy
 from localmem.credentials.view import View
 
 MARK = "[redacted: {kind}]"
 _COPY_MIN = 6  # a shorter secret is too likely to be an ordinary word elsewhere
 _COPY_SCANS = 64  # distinct secrets looked for one by one; past that, by a word index
-_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_SECRET = Lazy(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _AWS_WINDOW = 240  # characters either side of a key id where its secret key is looked for
-_DONE = re.compile(r"\[redacted: [a-z0-9-]{1,40}\]")
-_PIECES = re.compile(r"[^\s\"'`,;()<>\[\]{}]{6,}")
+_DONE = Lazy(r"\[redacted: [a-z0-9-]{1,40}\]")
+_PIECES = Lazy(r"[^\s\"'`,;()<>\[\]{}]{6,}")
 
 
 class Finding:

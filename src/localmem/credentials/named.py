@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from localmem.credentials import values
+from localmem.credentials.lazy import Lazy
 
 TYPE_CHECKING = False  # `typing` stays out of `local-memory remember`
 if TYPE_CHECKING:
@@ -26,18 +27,21 @@ if TYPE_CHECKING:
 
 # ---- names -------------------------------------------------------------------------------
 
-_KEY_WORDS = re.compile(
-    r"pass|pwd|pw|secret|token|key|credential|auth|mật khẩu|mat khau|contraseña|mot de passe"
-    r"|kennwort|chiave|khóa|khoá|clave",
-    re.IGNORECASE,
-)
-_NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]*")
-_NAME_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+# What every name that holds a secret contains, lower case ("pass" finds `dbPassword`).
+_KEY_WORDS = (
+    "pass", "pw", "secret", "token", "key", "cred", "auth", "mật khẩu", "mat khau",
+    "contraseña", "mot de passe", "kennwort", "chiave", "khóa", "khoá", "clave",
+)  # fmt: skip
+_KEY_WORDS_ANY_CASE = Lazy("|".join(_KEY_WORDS), re.IGNORECASE)
+_NAME_CHARS = Lazy(r"[A-Za-z0-9_.\-]*")
+_NAME_PARTS = Lazy(r"[_.\-]+")
+_NAME_WORD = Lazy(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 # The last word of a name that holds a secret, and the kind it is masked as.
 _LAST_WORDS = {
     "password": "password", "passwd": "password", "pwd": "password", "pass": "password",
     "passphrase": "password", "passcode": "password", "pw": "password",
     "secret": "secret", "credential": "secret", "credentials": "secret", "creds": "secret",
+    "cred": "secret",
     "token": "token", "auth": "token", "apikey": "api-key", "accesskey": "api-key",
     "secretkey": "api-key", "privatekey": "api-key",
 }  # fmt: skip
@@ -62,40 +66,38 @@ _PHRASES = {
     "mot de passe": "password", "kennwort": "password",
 }  # fmt: skip
 _PHRASE_KEYS = ("chiave", "khóa", "khoá", "clave")  # "key" in Italian, Vietnamese, Spanish
-_KEY_QUALIFIED = re.compile(r"[ \t]+(?:api|segreta|bí mật|bi mat|secreta|privata)\b", re.IGNORECASE)
+_KEY_QUALIFIED = Lazy(r"[ \t]+(?:api|segreta|bí mật|bi mat|secreta|privata)\b", re.IGNORECASE)
 
 # ---- what follows a name -----------------------------------------------------------------
 
-_ASSIGN = re.compile(
+_ASSIGN = Lazy(
     r"""["'\]]?[ \t]*(?:"""
     r""":[ \t]*[A-Za-z_][\w.\[\]<>?]{0,40}"""  # TypeScript: `appSecret: string = '…'`
-    r"""(?:[ \t]*\|[ \t]*[A-Za-z_][\w.]{0,40}){0,3}[ \t]*=(?![=>])"""
+    r"""(?:[ \t]{0,4}\|[ \t]{0,4}[A-Za-z_][\w.]{0,40}){0,3}[ \t]*=(?![=>])"""
     r"""|\{[ \t]*get;[ \t]*(?:private[ \t]+|init;[ \t]*)?(?:set;)?[ \t]*\}[ \t]*="""  # C#
     r"""|=>|:=|==|=|:|->)[ \t]*"""
     r"""|["'][ \t]*,[ \t]*(?=["'])"""  # setProperty("dbPassword", "…")
 )
-_XML_VALUE = re.compile(r"""["'][ \t]+value[ \t]*=[ \t]*""")
-_SPACE = re.compile(r"[ \t]+")
+_XML_VALUE = Lazy(r"""["'][ \t]+value[ \t]*=[ \t]*""")
+_SPACE = Lazy(r"[ \t]+")
 _LINK_WORDS = (
     r"is|was|are|were|be|becomes|now|to|into|in|with|set to|changed to|is now|è|e'|é|era"
     r"|sarà|resta|diventa|a|in|con|là|thành|sang|bằng|es|est|ist|war|wurde"
 )
-_PROSE = re.compile(  # up to five words between the name and its link: "for the QA box is"
-    r"(?:[ \t]+[^\s]{1,40}?){0,5}?(?:[ \t]*(?::|=|->|→)|[ \t]+(?:" + _LINK_WORDS + r"))"
+_PROSE = Lazy(  # up to five words between the name and its link: "for the QA box is"
+    r"(?:[ \t]{1,8}[^\s]{1,40}?){0,5}?(?:[ \t]*(?::|=|->|→)|[ \t]+(?:" + _LINK_WORDS + r"))"
     r"[ \t]*[:=]?[ \t]+",
     re.IGNORECASE,
 )
-_USED_AS = re.compile(  # "use garnet-tundra-42 as the password"
-    r"(?:^|[ \t])(?P<v>[^\s'\"]{6,128})[ \t]+(?:as|come|làm)[ \t]+(?:[^\s]{1,20}[ \t]+){0,2}\Z",
+_USED_AS = Lazy(  # "use garnet-tundra-42 as the password"
+    r"(?:^|[ \t])(?P<v>[^\s'\"]{6,128})[ \t]+(?:as|come|làm)[ \t]+(?:[^\s]{1,20}[ \t]{1,8}){0,2}\Z",
     re.IGNORECASE,
 )
-_VALUE_HINT = re.compile(r"[0-9!@#$%^&*+=~?/\\|]|[^\W\d_]{20}")
-_QUOTED = re.compile(
-    r""""((?:[^"\\\n]|\\.){0,1024})"|'((?:[^'\\\n]|\\.){0,1024})'|`([^`\n]{0,1024})`"""
-)
-_BARE = re.compile(r"""[^\s'"`,;<>()\[\]{}=]{1,4096}={0,3}""")
-_BARE_IN_QUERY = re.compile(r"""[^\s'"`,;<>&()\[\]{}=]{1,4096}={0,3}""")  # ?token=…&page=2
-_WORDS_AFTER = re.compile(r"[ \t]+[^\W\d_]{2,}")
+_VALUE_HINT = Lazy(r"[0-9!@#$%^&*+=~?/\\|]")  # what a strong value holds
+_QUOTED = Lazy(r""""((?:[^"\\\n]|\\.){0,1024})"|'((?:[^'\\\n]|\\.){0,1024})'|`([^`\n]{0,1024})`""")
+_BARE = Lazy(r"""[^\s'"`,;<>()\[\]{}=]{1,4096}={0,3}""")
+_BARE_IN_QUERY = Lazy(r"""[^\s'"`,;<>&()\[\]{}=]{1,4096}={0,3}""")  # ?token=…&page=2
+_WORDS_AFTER = Lazy(r"[ \t]+[^\W\d_]{2,}")
 _CODE_WORDS = frozenset(
     {
         "enabled", "disabled", "on", "off", "yes", "no", "auto", "manual", "header", "cookie",
@@ -107,7 +109,7 @@ _CODE_WORDS = frozenset(
 
 
 def _words(name: str) -> list[str]:
-    return [w.lower() for part in re.split(r"[_.\-]+", name) for w in _NAME_WORD.findall(part)]
+    return [w.lower() for part in _NAME_PARTS.split(name) for w in _NAME_WORD.findall(part)]
 
 
 def _kind(name: str, known: dict[str, str | None]) -> str | None:
@@ -181,14 +183,29 @@ def _run_end(text: str, at: int) -> int:
     return run.end() if run is not None else at
 
 
+def _key_words(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, key word) of every key word in `text`, in order: a substring search
+    per word in the lower-cased text, or one case-blind pattern where lowering a
+    character changes the text's length (`İ`)."""
+    lowered = text.lower()
+    if len(lowered) != len(text):
+        return [(m.start(), m.end(), m.group().lower()) for m in _KEY_WORDS_ANY_CASE.finditer(text)]
+    hits: list[tuple[int, int, str]] = []
+    for word in _KEY_WORDS:
+        at = lowered.find(word)
+        while at >= 0:
+            hits.append((at, at + len(word), word))
+            at = lowered.find(word, at + 1)
+    hits.sort()
+    return hits
+
+
 def _names(text: str) -> Iterator[tuple[str, int, int]]:
     resume = 0
     known: dict[str, str | None] = {}
-    for hit in _KEY_WORDS.finditer(text):
-        start, end = hit.span()
+    for start, end, word in _key_words(text):
         if start < resume:
             continue
-        word = hit.group().lower()
         if word in _PHRASES or word in _PHRASE_KEYS:
             kind = _PHRASES.get(word)
             if kind is None:  # chiave / khóa / clave: a key only as "chiave API" and the like
@@ -268,7 +285,7 @@ def _after_name(text: str, start: int, end: int, kind: str) -> tuple[str, int, i
 def _after_prose_name(text: str, end: int, kind: str) -> tuple[str, int, int] | None:
     """A value given to a name in a sentence: "the staging password is …"."""
     if _VALUE_HINT.search(text, end, end + 160) is None:
-        return None  # no digit, symbol or long word ahead: nothing strong enough to mask
+        return None  # no digit or symbol ahead: nothing strong enough to mask
     link = _PROSE.match(text, end, end + 160)
     if link is not None:
         span = _value(text, link.end(), "prose")
@@ -284,11 +301,19 @@ def _after_prose_name(text: str, end: int, kind: str) -> tuple[str, int, int] | 
 
 def scan(text: str) -> Iterator[tuple[str, int, int]]:
     """(kind, start, end) of every value given to a name that holds a secret."""
-    if _KEY_WORDS.search(text) is not None:
-        yield from _names(text)
+    yield from _names(text)
 
 
-def patterns() -> Iterator[re.Pattern[str]]:
+def patterns() -> Iterator[Lazy]:
     """Every pattern this module can run (the scaling test reads their shapes)."""
-    yield from (_KEY_WORDS, _ASSIGN, _XML_VALUE, _PROSE, _QUOTED, _BARE, _BARE_IN_QUERY, _USED_AS)
+    yield from (
+        _KEY_WORDS_ANY_CASE,
+        _ASSIGN,
+        _XML_VALUE,
+        _PROSE,
+        _QUOTED,
+        _BARE,
+        _BARE_IN_QUERY,
+        _USED_AS,
+    )
     yield from (_KEY_QUALIFIED, _SPACE, _WORDS_AFTER, _NAME_CHARS, _VALUE_HINT)

@@ -14,6 +14,7 @@ import binascii
 import re
 
 from localmem.credentials import values
+from localmem.credentials.lazy import Lazy
 
 TYPE_CHECKING = False  # `typing` stays out of `local-memory remember`
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 class Shape:
     """A pattern with literal markers; its group `v` is the span to mask."""
 
-    __slots__ = ("_compiled", "check", "flags", "kind", "markers", "source")
+    __slots__ = ("check", "kind", "markers", "pattern")
 
     def __init__(
         self,
@@ -35,16 +36,8 @@ class Shape:
     ) -> None:
         self.kind = kind
         self.markers = markers
-        self.source = source
         self.check = check
-        self.flags = flags
-        self._compiled: re.Pattern[str] | None = None
-
-    @property
-    def pattern(self) -> re.Pattern[str]:
-        if self._compiled is None:
-            self._compiled = re.compile(self.source, self.flags)
-        return self._compiled
+        self.pattern = Lazy(source, flags)
 
 
 def _basic(value: str) -> bool:
@@ -93,7 +86,7 @@ SHAPES: tuple[Shape, ...] = (
     Shape(
         "password",
         ("mysql", "mariadb"),
-        r"(?<![A-Za-z0-9_])(?:mysql|mysqldump|mysqladmin|mariadb)(?:[ \t]+[^\s]{1,80}){0,8}?"
+        r"(?<![A-Za-z0-9_])(?:mysql|mysqldump|mysqladmin|mariadb)(?:[ \t]{1,8}[^\s]{1,80}){0,8}?"
         r"[ \t]+-p" + _FLAG_VALUE,
         _literal,
     ),
@@ -106,7 +99,7 @@ SHAPES: tuple[Shape, ...] = (
     Shape(
         "password",
         ("login",),
-        r"(?<![A-Za-z0-9_])login(?:[ \t]+[^\s]{1,80}){0,6}?[ \t]+-p[ \t]+" + _FLAG_VALUE,
+        r"(?<![A-Za-z0-9_])login(?:[ \t]{1,8}[^\s]{1,80}){0,6}?[ \t]+-p[ \t]+" + _FLAG_VALUE,
         _literal,
     ),
     Shape(
@@ -145,7 +138,7 @@ SHAPES: tuple[Shape, ...] = (
 def _shapes(text: str, shapes: tuple[Shape, ...]) -> Iterator[tuple[str, int, int]]:
     lowered: str | None = None
     for shape in shapes:
-        if shape.flags & re.IGNORECASE:
+        if shape.pattern.flags & re.IGNORECASE:
             lowered = lowered if lowered is not None else text.lower()
             if not any(marker in lowered for marker in shape.markers):
                 continue
@@ -167,8 +160,8 @@ def _masked_span(match: re.Match[str]) -> tuple[int, int]:
 
 # ---- private keys ------------------------------------------------------------------------
 
-_BEGIN = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
-_KEY_BODY = re.compile(r"[A-Za-z0-9+/=\s\\:,.-]{0,16384}")
+_BEGIN = Lazy(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_BODY = Lazy(r"[A-Za-z0-9+/=\s\\:,.-]{0,16384}")
 _END = "-----END"
 
 
@@ -207,7 +200,7 @@ def scan(text: str) -> Iterator[tuple[str, int, int]]:
     yield from _shapes(text, SHAPES[_FIRST:])
 
 
-def patterns() -> Iterator[re.Pattern[str]]:
+def patterns() -> Iterator[Lazy]:
     """Every pattern this module can run (the scaling test reads their shapes)."""
     for shape in SHAPES:
         yield shape.pattern

@@ -19,6 +19,7 @@ import binascii
 import re
 
 from localmem.credentials import values
+from localmem.credentials.lazy import Lazy
 
 TYPE_CHECKING = False  # `typing` stays out of `local-memory remember`
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ class Token:
     """One provider shape. `body` is the character class of the part after the
     prefix when the shape is a prefix and a run (the split-token join needs it)."""
 
-    __slots__ = ("_compiled", "body", "check", "kind", "markers", "minimum", "source")
+    __slots__ = ("body", "check", "kind", "markers", "minimum", "pattern")
 
     def __init__(
         self,
@@ -43,17 +44,10 @@ class Token:
     ) -> None:
         self.kind = kind
         self.markers = markers
-        self.source = source
+        self.pattern = Lazy(source)
         self.check = check
         self.body = body
         self.minimum = minimum  # the shortest whole token, for the split-token join
-        self._compiled: re.Pattern[str] | None = None
-
-    @property
-    def pattern(self) -> re.Pattern[str]:
-        if self._compiled is None:
-            self._compiled = re.compile(self.source)
-        return self._compiled
 
 
 def _prefixed(
@@ -92,7 +86,7 @@ def _jwt_inside(value: str) -> bool:
     return _JWT.fullmatch(decoded.decode("ascii", "replace").strip()) is not None
 
 
-_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,4096}\.eyJ[A-Za-z0-9_-]{4,8192}\.[A-Za-z0-9_-]{0,4096}")
+_JWT = Lazy(r"eyJ[A-Za-z0-9_-]{4,4096}\.eyJ[A-Za-z0-9_-]{4,8192}\.[A-Za-z0-9_-]{0,4096}")
 _B64 = "[A-Za-z0-9+/]"
 _URLSAFE = "[A-Za-z0-9_-]"
 _ALNUM = "[A-Za-z0-9]"
@@ -317,7 +311,7 @@ def scan(text: str) -> Iterator[tuple[str, int, int]]:
                 yield rule.kind, start, end
 
 
-_RUNS: dict[str, re.Pattern[str]] = {}
+_RUNS: dict[str, Lazy] = {}
 
 
 def _joined(rule: Token, text: str, end: int) -> int:
@@ -328,13 +322,16 @@ def _joined(rule: Token, text: str, end: int) -> int:
     body = rule.body or ""
     run = _RUNS.get(body)
     if run is None:
-        run = _RUNS[body] = re.compile(f"{body}{{1,512}}(?!{body})")
+        run = _RUNS[body] = Lazy(f"{body}{{1,512}}(?!{body})")
     rest = run.match(text, end + gap)
     return rest.end() if rest is not None else end
 
 
-def patterns() -> Iterator[re.Pattern[str]]:
+def patterns() -> Iterator[Lazy]:
     """Every pattern this module can run (the scaling test reads their shapes)."""
     for rule in TOKENS:
         yield rule.pattern
     yield _JWT
+    for rule in TOKENS:
+        if rule.body is not None:
+            yield Lazy(f"{rule.body}{{1,512}}(?!{rule.body})")

@@ -10,7 +10,7 @@ path, or words (the prose of "Token: expires after 1 hour").
 
 from __future__ import annotations
 
-import re
+from localmem.credentials.lazy import Lazy
 
 PLACEHOLDER_WORDS = frozenset(
     {
@@ -32,13 +32,17 @@ _REFERENCE_PREFIXES = (
     "params.", "args.", "opts.", "options.", "vault.", "keyring.", "system.getenv",
     "environment.", "import.meta.env", "deno.env", "$env:", "%env", "ssm:", "arn:",
 )  # fmt: skip
-_DOTTED_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)+(?:\(\))?")
-_IDENTIFIER = re.compile(r"[a-z]+(?:[A-Z][a-z0-9]*)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
-_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
-_VERSION = re.compile(r"v?\d+(?:\.\d+)+(?:[-+][0-9A-Za-z.]+)?")
-_NUMBER_UNIT = re.compile(r"\d+(?:\.\d+)?[a-zA-Z%]{0,3}")
-_KEBAB = re.compile(r"[^\W\d_]+(?:[-_.'’][^\W\d_]+)*[0-9]{0,2}")
-_DATE_TIME = re.compile(r"\d{1,4}[-/:.]\d{1,2}(?:[-/:.T ]\d{1,4}){0,5}Z?")
+_DOTTED_NAME = Lazy(
+    r"[A-Za-z_$][A-Za-z0-9_$]{0,64}(?:\.[A-Za-z_$][A-Za-z0-9_$]{0,64}){1,16}(?:\(\))?"
+)
+_IDENTIFIER = Lazy(
+    r"[a-z]{1,64}(?:[A-Z][a-z0-9]{0,64}){1,16}|[a-z][a-z0-9]{0,64}(?:_[a-z0-9]{1,64}){1,16}"
+)
+_WORD = Lazy(r"[^\W\d_]{1,64}(?:['’-][^\W\d_]{1,64}){0,16}")
+_VERSION = Lazy(r"v?\d{1,16}(?:\.\d{1,16}){1,8}(?:[-+][0-9A-Za-z.]{1,64})?")
+_NUMBER_UNIT = Lazy(r"\d+(?:\.\d+)?[a-zA-Z%]{0,3}")
+_KEBAB = Lazy(r"[^\W\d_]{1,64}(?:[-_.'’][^\W\d_]{1,64}){0,16}[0-9]{0,2}")
+_DATE_TIME = Lazy(r"\d{1,4}[-/:.]\d{1,2}(?:[-/:.T ]\d{1,4}){0,5}Z?")
 
 
 def random(value: str) -> bool:
@@ -61,7 +65,7 @@ def mixed(value: str) -> bool:
 
 def placeholder(value: str) -> bool:
     """An example, an elision, a template or variable reference, not a value."""
-    bare = value.strip()
+    bare = value.strip().rstrip("=")
     if len(bare) < 4:
         return True
     if bare[0] in "<$%{[(*#@" or bare.startswith(("#{", "{{")):

@@ -16,9 +16,10 @@ text that needs no change (Vietnamese, CJK) is copied whole.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from bisect import bisect_right
+
+from localmem.credentials.lazy import Lazy
 
 # Characters that render as nothing, or only reorder what is shown.
 _INVISIBLE = (
@@ -41,7 +42,7 @@ _TABLE.update({ord(k): v for k, v in _LOOK_ALIKES.items()})
 # What an escape may decode to: the characters of tokens. `@`, `/`, `%`, `?`, `&`, `#`
 # stay escaped, since decoding them would change where a URL's parts end.
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+=~:")
-_SPECIAL = re.compile(r"[^\x00-\x7f]+|\\u[0-9A-Fa-f]{4}|%[0-9A-Fa-f]{2}")
+_SPECIAL = Lazy(r"[^\x00-\x7f]+|\\u[0-9A-Fa-f]{4}|%[0-9A-Fa-f]{2}")
 
 
 class View:

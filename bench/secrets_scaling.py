@@ -1,0 +1,192 @@
+"""The credential detector's cost against the length of its input (issue 20, item 1).
+
+    .venv/bin/python bench/secrets_scaling.py [--sizes 16,32,...,1024] [--runs 5] [--only NAME]
+                                              [--no-add]
+
+For each crafted input (the shapes that made the old rules quadratic, and the
+markers every rule starts from, repeated to fill the size) and for a realistic
+log, it times `credentials.mask` at each size from 16 KiB to 1 MiB, doubling,
+and prints the median CPU time of `--runs` runs and the ratio to the size
+before. CPU time of this process (`time.process_time`), not wall time: the
+machine is shared, and another process's load must not read as our cost. The
+exit status is 1 when any ratio is over 2.5 (twice the text, at most 2.5x the
+time).
+
+Then, unless `--no-add`: what a user pays, one fresh `localmem add -` process
+each (wall time, median of `--runs`, distinct texts), for a 1 MiB realistic
+log, a 1 MiB crafted text and a 64 KiB crafted one, beside `python3 -c pass`
+started the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from localmem import credentials
+
+BIN = Path(sys.executable).parent
+KIB = 1024
+
+
+def repeated(unit: str, tail: str = "") -> Callable[[int, int], str]:
+    def make(size: int, salt: int) -> str:
+        body = (unit * (size // len(unit) + 1))[: size - len(tail) - 8]
+        return f"{salt % 10**8:08d}" + body + tail
+
+    return make
+
+
+def numbered(unit: str) -> Callable[[int, int], str]:
+    def make(size: int, salt: int) -> str:
+        parts: list[str] = []
+        total = 0
+        n = salt * 100_000
+        while total < size:
+            part = unit.format(n)
+            parts.append(part)
+            total += len(part)
+            n += 1
+        return "".join(parts)[:size]
+
+    return make
+
+
+def realistic_log(size: int, salt: int) -> str:
+    """A service log with the things logs hold: times, hosts, paths, ids, a few keys."""
+    rng = random.Random(salt)
+    words = ["GET", "POST", "user", "order", "retry", "timeout", "cache", "miss", "token",
+             "refresh", "session", "db", "pool", "deploy", "password", "reset", "auth"]  # fmt: skip
+    lines: list[str] = []
+    total = 0
+    while total < size:
+        kind = rng.random()
+        if kind < 0.02:
+            line = f"DB_PASSWORD=Pw{rng.randrange(10**9)}x!  # staging"
+        elif kind < 0.04:
+            line = "export GITHUB_TOKEN=ghp_" + "".join(
+                rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+                for _ in range(36)
+            )
+        else:
+            line = (
+                f"2026-11-{rng.randrange(1, 29):02d}T{rng.randrange(24):02d}:"
+                f"{rng.randrange(60):02d}:{rng.randrange(60):02d}Z INFO "
+                f"svc-{rng.randrange(40)}.prod.eu-west-1.internal "
+                + " ".join(rng.choice(words) for _ in range(rng.randrange(4, 12)))
+                + f" id={rng.getrandbits(64):016x} path=/api/v{rng.randrange(1, 4)}/items/"
+                f"{rng.randrange(10**6)} took {rng.randrange(2000)}ms"
+            )
+        lines.append(line)
+        total += len(line) + 1
+    return "\n".join(lines)[:size]
+
+
+INPUTS: dict[str, Callable[[int, int], str]] = {
+    "a_a_..._password": repeated("a_", "password=Hunter22x"),
+    "dotted name": repeated("a.", "token=Zx81kLmQ2vB7"),
+    "runs of =": repeated("="),
+    "runs of :": repeated(":"),
+    "long base64": repeated("QUJD"),
+    "no spaces": repeated("x"),
+    "token token": repeated("token "),
+    "token=token=": repeated("token="),
+    "password is": repeated("password is "),
+    "eyJ. pieces": repeated("eyJa."),
+    "ghp_ prefixes": repeated("ghp_"),
+    "url userinfo": repeated("://a:"),
+    "PEM BEGIN lines": repeated("-----BEGIN RSA PRIVATE KEY-----!"),
+    "mysql mysql": repeated("mysql "),
+    "zero-width": repeated("a\u200b"),
+    "percent escapes": repeated("%41"),
+    "Vietnamese": repeated("mật khẩu đường "),
+    "many secrets": numbered("password=Ab3dE{:07d} "),
+    "realistic log": realistic_log,
+}
+
+
+def cpu_time(make: Callable[[int, int], str], size: int, run: int) -> float:
+    """CPU seconds per text of `size`, over a batch of at least 256 KiB of distinct texts
+    (a small text timed alone is mostly the clock's noise)."""
+    batch = max(1, 256 * KIB // size)
+    texts = [make(size, run * 1000 + n) for n in range(batch)]
+    start = time.process_time()
+    for text in texts:
+        credentials.mask(text)
+    return (time.process_time() - start) / batch
+
+
+def scaling(sizes: list[int], runs: int, only: list[str]) -> bool:
+    ok = True
+    header = "".join(f"{size // KIB:>9}K" for size in sizes)
+    print(f"{'input':<18}{header}   worst ratio")
+    for name, make in INPUTS.items():
+        if only and name not in only:
+            continue
+        medians = []
+        for size in sizes:
+            medians.append(statistics.median(cpu_time(make, size, run) for run in range(runs)))
+        ratios = [b / a if a > 0 else 0.0 for a, b in zip(medians, medians[1:], strict=False)]
+        worst = max(ratios) if ratios else 0.0
+        ok = ok and worst <= 2.5
+        cells = "".join(f"{m * 1000:>9.1f}ms"[-10:] for m in medians)
+        print(f"{name:<18}{cells}   {worst:.2f}{'  OVER 2.5' if worst > 2.5 else ''}", flush=True)
+    return ok
+
+
+def wall(command: list[str], stdin: bytes | None, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, input=stdin, env=env, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def adds(runs: int) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        env = dict(os.environ, LOCALMEM_DB=str(Path(folder) / "memory.db"))
+        localmem = str(BIN / "localmem")
+        subprocess.run([localmem, "add", "warm up the store", "-w", "bench"], env=env, check=True)
+        mib = 1024 * KIB - 64  # under the 1 MiB limit once the salt is added
+        cases: list[tuple[str, Callable[[int], str]]] = [
+            ("1 MiB realistic log", lambda salt: realistic_log(mib, salt)),
+            ("1 MiB a_a_..._password", lambda salt: INPUTS["a_a_..._password"](mib, salt)),
+            ("1 MiB token token", lambda salt: INPUTS["token token"](mib, salt)),
+            ("64 KiB a_a_..._password", lambda salt: INPUTS["a_a_..._password"](64 * KIB, salt)),
+            ("64 KiB token token", lambda salt: INPUTS["token token"](64 * KIB, salt)),
+        ]
+        bare = [sys.executable, "-c", "pass"]
+        base = statistics.median(wall(bare, None, env) for _ in range(runs))
+        print(f"\n`localmem add -`, one fresh process each, median of {runs} (wall time)")
+        print(f"{'python3 -c pass':<26}{base * 1000:>9.0f} ms")
+        for name, make in cases:
+            times = [
+                wall([localmem, "add", "-", "-w", "bench"], make(salt).encode(), env)
+                for salt in range(1, runs + 1)
+            ]
+            median = statistics.median(times)
+            print(f"{name:<26}{median * 1000:>9.0f} ms   ({median / base:.1f}x python3 -c pass)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="16,32,64,128,256,512,1024", help="KiB, comma-separated")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--only", action="append", default=[])
+    parser.add_argument("--no-add", action="store_true")
+    args = parser.parse_args()
+    sizes = [int(part) * KIB for part in args.sizes.split(",")]
+    ok = scaling(sizes, args.runs, args.only)
+    if not args.no_add:
+        adds(args.runs)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
