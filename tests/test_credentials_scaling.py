@@ -5,7 +5,7 @@ A backtracking engine such as `re` is quadratic or worse only through repeats: a
 unbounded repeat that is retried from many starting points, or a repeat inside a
 repeat. So every pattern's repeats are bounded, except a run of one character
 class that is not inside another repeat (`[^\\x00-\\x7f]+`, which `finditer`
-consumes once); an optional group (`?`) is not a repeat. `bench/secrets_scaling.py`
+consumes once); an optional group (`?`) is not a repeat. `bench/credentials_scaling.py`
 times the same inputs from 16 KiB to 1 MiB and fails when twice the text costs
 more than 2.5x the time.
 """

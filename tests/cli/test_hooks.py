@@ -105,9 +105,13 @@ def test_long_novel_summary_stored_once_restatement_skipped(
 def test_captured_summary_has_its_credentials_masked(repo: Path, hook_env: dict[str, str]) -> None:
     token = "xoxb-" + "2409137-8843-AbCdEf12GhIj"
     summary = f"{SUMMARY} The Slack alert now posts with the bot token {token} from the vault."
-    done = run_hook(CAPTURE, stop(summary, repo), hook_env, repo)
+    payload = stop(summary, repo)
+    payload["session_id"] = f"alerts/{token}"  # the session id is stored too: masked as well
+    done = run_hook(CAPTURE, payload, hook_env, repo)
     assert done.returncode == 0, done.stderr
     assert traces() == [summary.replace(token, "[redacted: slack-token]")]
+    with localmem.open() as store:
+        assert store.get(1).session_id == "alerts/[redacted: slack-token]"
 
 
 def test_session_end_reads_the_transcript(repo: Path, hook_env: dict[str, str]) -> None:

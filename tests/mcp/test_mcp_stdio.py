@@ -265,6 +265,7 @@ def test_an_agent_cannot_supersede_a_core_memory(env: dict[str, str], project: P
 def test_memory_add_masks_credentials_and_says_so(env: dict[str, str], project: Path) -> None:
     key = "AKIA" + "Z7Q2LMNOPRST4UVW"
     jwt = "eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N"
+    pw = "Tr0ub4dor3-" + "x"
 
     async def main() -> None:
         async with stdio_session(env, project) as client:
@@ -282,5 +283,14 @@ def test_memory_add_masks_credentials_and_says_so(env: dict[str, str], project: 
             )
             error, plain = await call(client, "memory_add", {"content": "deploys go blue/green"})
             assert set(plain) == {"status", "id", "seen_count"}
+            # The source is stored too, so it is masked and counted as the content is.
+            error, sourced = await call(
+                client,
+                "memory_add",
+                {"content": "the mirror job pushes nightly", "source": f"https://ci:{pw}@git.acme"},
+            )
+            assert sourced["redacted"] == {"count": 1, "kinds": ["url-password"]}
+            _, found = await call(client, "memory_recall", {"query": "mirror job nightly"})
+            assert found["results"][0]["source"] == "https://ci:[redacted: url-password]@git.acme"
 
     anyio.run(main)

@@ -108,3 +108,87 @@ def test_import_masks_and_reimport_adds_nothing(tmp_path: Path) -> None:
         assert (again.files[0].added, again.files[0].unchanged) == (0, 2)
         store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         _assert_nowhere(store.path, GH, PASSWORD)
+
+
+# ---- every field (issue 20, item 5) ---------------------------------------------------
+
+CI_URL = f"https://ci-bot:{PASSWORD}@github.com/acme/shop"
+CI_URL_MASKED = "https://ci-bot:[redacted: url-password]@github.com/acme/shop"
+
+
+def test_add_masks_source_and_session_id_and_counts_them(store: Store) -> None:
+    result = store.add(
+        "Deploys go through the CI bot", workspace="shop", source=CI_URL, session_id=GH
+    )
+    # Counted as content's are: the source's kinds, then the session id's.
+    assert result.redacted == ("url-password", "github-token")
+    stored = store.get(result.id or 0)
+    assert (stored.source, stored.session_id) == (CI_URL_MASKED, "[redacted: github-token]")
+    again = store.add("Deploys go through the CI bot", workspace="shop", source=CI_URL)
+    assert (again.status, again.redacted) == ("duplicate_merged", ("url-password",))
+    plain = store.add("Release on Fridays", workspace="shop", source="CLAUDE.md", session_id="s1")
+    assert plain.redacted == ()
+    assert (store.get(plain.id or 0).source, store.get(plain.id or 0).session_id) == (
+        "CLAUDE.md",
+        "s1",
+    )
+    store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    _assert_nowhere(store.path, GH, PASSWORD)
+
+
+def test_restore_masks_source_and_session_id(tmp_path: Path) -> None:
+    with localmem.open(tmp_path / "a.db", clock=Clock()) as store:
+        store.add("Deploys go through the CI bot", workspace="shop")
+        text = export_text(store.connection, None)
+    document = json.loads(text)
+    document["memories"][0]["source"] = CI_URL  # written by a localmem that kept them
+    document["memories"][0]["session_id"] = GH
+    source = parse_export(json.dumps(document), "old export")
+    with localmem.open(tmp_path / "b.db", clock=Clock()) as other:
+        report = restore(other, source)
+        assert report.redacted == ("url-password", "github-token")
+        stored = other.get(1)
+        assert (stored.source, stored.session_id) == (CI_URL_MASKED, "[redacted: github-token]")
+        other.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        _assert_nowhere(other.path, GH, PASSWORD)
+
+
+def test_import_masks_a_source_path_and_reimport_still_adds_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / GH  # a checkout named after the token it was cloned with
+    folder.mkdir()
+    notes = folder / "AGENTS.md"
+    notes.write_text("# Build\n\n- Run make test before pushing.\n")
+    with localmem.open(tmp_path / "m.db", clock=Clock()) as store:
+        report = import_files(store, [notes], workspace="shop")
+        assert (report.files[0].added, report.files[0].redacted) == (1, ("github-token",))
+        assert store.get(1).source == str(tmp_path / "[redacted: github-token]" / "AGENTS.md")
+        again = import_files(store, [notes], workspace="shop")
+        assert (again.files[0].added, again.files[0].unchanged) == (0, 1)
+        assert store.get(1).seen_count == 1
+        store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        _assert_nowhere(store.path, GH)
+
+
+def test_import_from_another_tool_masks_and_reports(tmp_path: Path) -> None:
+    from localmem.memory.transfer.sources import import_source
+
+    folder = tmp_path / GH
+    folder.mkdir()
+    export = folder / "mem0.json"
+    records = [{"id": "1", "memory": PASTED, "categories": ["deploy", GH]}]
+    export.write_text(json.dumps({"results": records}))
+    with localmem.open(tmp_path / "m.db", clock=Clock()) as store:
+        dry = import_source(store, "mem0", export, workspace="shop", dry_run=True)
+        kinds = ("github-token", "url-password", "github-token", "github-token")
+        assert dry.files[0].redacted == kinds  # content, keyword, then the source's path
+        report = import_source(store, "mem0", export, workspace="shop")
+        assert (report.added, report.files[0].redacted) == (1, kinds)
+        assert report.files[0].first == MASKED
+        stored = store.get(1)
+        assert stored.content == MASKED
+        assert stored.keywords == ("deploy", "[redacted: github-token]")
+        assert stored.source == f"mem0:{tmp_path / '[redacted: github-token]' / 'mem0.json'}"
+        again = import_source(store, "mem0", export, workspace="shop")
+        assert (again.added, again.files[0].unchanged, again.files[0].redacted) == (0, 1, ())
+        store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        _assert_nowhere(store.path, GH, PASSWORD)

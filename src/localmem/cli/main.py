@@ -311,7 +311,7 @@ def import_command(
     One memory per section or bullet; a folder stands for its .md files. The
     files are never edited; re-importing an unchanged file adds nothing.
     """
-    from localmem.cli.onboarding import run_import, run_import_from
+    from localmem.cli.importing import run_import, run_import_from
 
     if tool is not None:
         if len(paths) > 1:
@@ -356,15 +356,19 @@ def audit(workspace: str | None, as_json: bool) -> None:
 
 @cli.command()
 @click.option("--dry-run", is_flag=True, help="List what would be masked; change nothing.")
+@click.option(
+    "--rewrite-history", is_flag=True, help="Restart the git mirror's history if it holds them."
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def redact(dry_run: bool, as_json: bool) -> None:
+def redact(dry_run: bool, rewrite_history: bool, as_json: bool) -> None:
     """Mask credentials already stored as [redacted: KIND], in one transaction.
 
-    Every write masks them since this version; `audit` lists rows written before.
+    Every write masks them; `audit` lists rows written before. Says when the git
+    mirror's history still holds them, and how to purge it (decision 140).
     """
-    from localmem.cli.maintenance import run_redact
+    from localmem.cli.redact import run_redact
 
-    run_redact(dry_run, as_json)
+    run_redact(dry_run, as_json, rewrite_history)
 
 
 @cli.command()

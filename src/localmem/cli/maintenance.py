@@ -1,5 +1,5 @@
-"""The maintenance commands: `audit`, `redact`, `gc`, `dedupe`, `embed`, `export`, `restore`,
-`mirror`.
+"""The maintenance commands: `audit`, `gc`, `dedupe`, `embed`, `export`, `restore`,
+`mirror` (`redact` is `cli.redact`).
 
 `cli.py` declares the options; these functions call one domain function in
 `localmem.memory` (audit, gc, dedupe, transfer, restore, mirror) and print its
@@ -110,75 +110,12 @@ def run_audit(workspace: str | None, as_json: bool) -> None:
         f"\nholding a credential (mask with `localmem redact`; the text is not shown): "
         f"{report.secrets_total}"
     )
+    from localmem.cli.redact import kinds_text
+
     for found in report.secrets:
-        click.echo(f"  [{found.id}] ({found.workspace}, {found.kind}) {_kinds(found.kinds)}")
+        click.echo(f"  [{found.id}] ({found.workspace}, {found.kind}) {kinds_text(found.kinds)}")
     if report.secrets_total > len(report.secrets):
         click.echo(f"  ... and {report.secrets_total - len(report.secrets)} more")
-
-
-def _kinds(kinds: tuple[str, ...]) -> str:
-    """`github-token x2, password`: each kind once, with how often it occurs."""
-    counts: dict[str, int] = {}
-    for kind in kinds:
-        counts[kind] = counts.get(kind, 0) + 1
-    return ", ".join(k if n == 1 else f"{k} x{n}" for k, n in counts.items())
-
-
-# ---- redact ------------------------------------------------------------------------
-
-
-def run_redact(dry_run: bool, as_json: bool) -> None:
-    from localmem.errors import StoreUnavailable
-    from localmem.memory.maintenance.redact import redact
-    from localmem.memory.payload import redacted_payload
-
-    try:
-        store = localmem.open(create=False)
-    except StoreUnavailable as error:
-        if not paths.memory_db().exists():  # nothing stored, so nothing to mask
-            if as_json:
-                _echo_json({"dry_run": dry_run, "count": 0, "memories": [], "message": str(error)})
-            else:
-                click.echo(str(error))
-            return
-        raise
-    with store:
-        report = redact(store, dry_run=dry_run)
-    if as_json:
-        payload: dict[str, Any] = {
-            "dry_run": report.dry_run,
-            "count": len(report.memories),
-            "memories": [
-                {
-                    "id": found.id,
-                    "workspace": found.workspace,
-                    "kind": found.kind,
-                    "redacted": redacted_payload(found.kinds),
-                }
-                for found in report.memories
-            ],
-        }
-        if report.kinds:
-            payload["redacted"] = redacted_payload(report.kinds)
-        _echo_json(payload)
-        return
-    if not report.memories:
-        click.echo("no stored memory holds a credential; nothing to mask")
-        return
-    verb = "would mask" if dry_run else "masked"
-    click.echo(
-        f"{verb} {len(report.kinds)} credential(s) in {len(report.memories)} memories "
-        "(the text is not shown):"
-    )
-    for found in report.memories:
-        click.echo(f"  [{found.id}] ({found.workspace}, {found.kind}) {_kinds(found.kinds)}")
-    if dry_run:
-        click.echo("Dry run: nothing was changed; run `localmem redact` to mask them.")
-    else:
-        click.echo(
-            "Older exports and the git mirror's history may still hold them: rotate those "
-            "credentials."
-        )
 
 
 # ---- gc ----------------------------------------------------------------------------

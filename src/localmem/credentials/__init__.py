@@ -15,7 +15,7 @@ How a text is read:
 4. here: an AWS secret key written beside its key id, and every other copy of a
    secret already found, wherever it stands in the text.
 
-Every step is linear in the text's length (`bench/secrets.py --scaling` shows
+Every step is linear in the text's length (`bench/credentials_scaling.py` shows
 it; `tests/test_credentials_scaling.py` holds the patterns to shapes that stay
 so). Standard library only, compiled on first use: `local-memory prompt` and
 the prompt hook never import this package.

@@ -115,7 +115,7 @@ def edit_keywords(
 ) -> Memory:
     """Replace a memory's keywords (credentials masked and normalized as `add` does) and
     re-index it."""
-    words = normalize_keywords(redact("", keywords)[1])
+    words = normalize_keywords(redact("", keywords).keywords)
     with write_transaction(conn):
         memory = rows.fetch(conn, memory_id)
         if words == memory.keywords:

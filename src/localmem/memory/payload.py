@@ -21,8 +21,9 @@ def rfc3339(moment: datetime) -> str:
 
 def redacted_payload(kinds: tuple[str, ...]) -> dict[str, Any]:
     """`{"count": N, "kinds": [...]}`: how many credentials a write masked, and which kinds
-    (each once, in order of appearance). `add --json`, `memory_add`, `import` and
-    `restore` answer with it under the key `redacted` whenever N > 0."""
+    (each once, in order of appearance). `add --json`, `memory_add`, `import`,
+    `import --from`, `restore` and `redact` answer with it under the key `redacted`
+    whenever N > 0."""
     return {"count": len(kinds), "kinds": list(dict.fromkeys(kinds))}
 
 

@@ -2,8 +2,10 @@
 near-duplicate queue, supersede links and the `if_novel` gate (SPEC section 5, "Writing").
 
 `redact()` is the one place a text bound for the database has its credentials
-masked (`localmem.credentials`): `add` (CLI, MCP `memory_add`, the capture hook,
-`import`) and `restore` call it before anything is compared or stored.
+masked (`localmem.credentials`), in every field a memory stores as given:
+content, keywords, source and session id. `add` (CLI, MCP `memory_add`, the
+capture hook, `import`, `import --from`, the web view), `restore` and `localmem
+redact` call it before anything is compared or stored (decision 139).
 
 Everything for one add happens inside one immediate transaction: an add is
 either fully stored (row, index terms, entities, queue entries, links) or not
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from localmem import credentials
@@ -83,22 +86,41 @@ def normalize_keywords(keywords: Iterable[str] | str) -> tuple[str, ...]:
     return tuple(out)[:MAX_KEYWORDS]
 
 
+@dataclass(frozen=True)
+class Redacted:
+    """A memory's free-text fields as the database may hold them, and one kind per
+    masked span (content's first, then the keywords', the source's, the session id's)."""
+
+    content: str
+    keywords: list[str]
+    source: str | None
+    session_id: str | None
+    kinds: tuple[str, ...]
+
+
 def redact(
-    content: str, keywords: Iterable[str] | str = ()
-) -> tuple[str, list[str], tuple[str, ...]]:
-    """(content, keywords, kinds): the credentials in both masked as `[redacted: KIND]`,
-    and one kind per masked span. Keywords that are not text are left for
-    `normalize_keywords` to refuse."""
+    content: str,
+    keywords: Iterable[str] | str = (),
+    source: str | None = None,
+    session_id: str | None = None,
+) -> Redacted:
+    """Every field with its credentials masked as `[redacted: KIND]`. Values that are
+    not storable text are left as given, for `normalize_keywords` and `check_field`
+    to refuse."""
     masked = credentials.mask(content)
     found = list(masked.kinds)
-    words: list[str] = []
-    for item in [keywords] if isinstance(keywords, str) else list(keywords):
-        if isinstance(item, str) and _storable(item):
-            word = credentials.mask(item)
-            found.extend(word.kinds)
-            item = word.text
-        words.append(item)
-    return masked.text, words, tuple(found)
+
+    def clean(value: str) -> str:
+        if not isinstance(value, str) or not _storable(value):
+            return value
+        done = credentials.mask(value)
+        found.extend(done.kinds)
+        return done.text
+
+    words = [clean(item) for item in ([keywords] if isinstance(keywords, str) else keywords)]
+    src = None if source is None else clean(source)
+    session = None if session_id is None else clean(session_id)
+    return Redacted(masked.text, words, src, session, tuple(found))
 
 
 def check_field(value: str | None, what: str) -> str | None:
@@ -232,12 +254,15 @@ def add(
     """Store `content` (or merge it into its exact duplicate). `created` is the time a
     memory brought in from elsewhere was first written there (`import --from`): a new
     row keeps it (never later than `now`); a merged row keeps its own, as always."""
-    text, raw_words, redacted = redact(check_content(content), keywords)
+    text = check_content(content)
     checked_kind = check_kind(kind)
     ws = workspaces.check_name(workspace, for_write=True)
-    words = normalize_keywords(raw_words)
-    src = check_field(source, "source")
-    session = check_field(session_id, "session id")
+    clean = redact(
+        text, keywords, check_field(source, "source"), check_field(session_id, "session id")
+    )
+    text, redacted = clean.content, clean.kinds
+    words = normalize_keywords(clean.keywords)
+    src, session = clean.source, clean.session_id
     old_ids = _check_ids([supersedes] if isinstance(supersedes, int) else supersedes)
     when = utc_text(now)
     created_at = utc_text(min(created, now)) if created is not None else when

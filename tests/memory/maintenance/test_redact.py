@@ -8,6 +8,7 @@ import hashlib
 import json
 import subprocess
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,17 @@ PASSWORD = "Tr0ub4dor3xq"
 LEAKY = f"CI pushes with {GH} and the db is postgres://ci:{PASSWORD}@db.staging/shop"
 
 
+def unmasked(
+    content: str,
+    keywords: Iterable[str] | str = (),
+    source: str | None = None,
+    session_id: str | None = None,
+) -> write.Redacted:
+    """The write path's masking step taken out: every field as given."""
+    words = [keywords] if isinstance(keywords, str) else list(keywords)
+    return write.Redacted(content, words, source, session_id, ())
+
+
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -35,7 +47,7 @@ def old_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     the masking step taken out."""
     path = tmp_path / "data" / "memory.db"
     with monkeypatch.context() as patch:
-        patch.setattr(write, "redact", lambda content, keywords=(): (content, keywords, ()))
+        patch.setattr(write, "redact", unmasked)
         with open_at(path, Clock()) as store:
             store.add("Run the tests with make test", workspace="api")
             store.add(LEAKY, workspace="api", keywords=["ci", GH])
@@ -158,6 +170,7 @@ def test_redact_command(old_db: Path, env: dict[str, str]) -> None:
             },
         ],
         "redacted": {"count": 4, "kinds": ["github-token", "url-password", "password"]},
+        "mirror_history": None,
     }
     assert _digest(old_db) == before
     done = run()
@@ -167,10 +180,48 @@ def test_redact_command(old_db: Path, env: dict[str, str]) -> None:
     )
     assert TOKEN_BODY not in done.stdout and PASSWORD not in done.stdout
     after = run("--json")
-    assert json.loads(after.stdout) == {"dry_run": False, "count": 0, "memories": []}
+    assert json.loads(after.stdout) == {
+        "dry_run": False,
+        "count": 0,
+        "memories": [],
+        "mirror_history": None,
+    }
     missing = dict(env, LOCALMEM_DB=str(old_db.parent / "none.db"))
     nothing = subprocess.run(
         [script("localmem"), "redact"], env=missing, capture_output=True, text=True
     )
     assert nothing.returncode == 0 and "no memory database yet" in nothing.stdout
     assert not (old_db.parent / "none.db").exists()
+
+
+def test_audit_and_redact_cover_source_and_session_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A credential kept only in a row's source or session id (issue 20, item 5)."""
+    path = tmp_path / "fields.db"
+    url = f"https://ci-bot:{PASSWORD}@github.com/acme/shop"
+    with monkeypatch.context() as patch:
+        patch.setattr(write, "redact", unmasked)
+        with open_at(path, Clock()) as store:
+            store.add("Deploys go through the CI bot", workspace="api", source=url)
+            store.add("Release on Fridays", workspace="web", session_id=GH)
+            store.add("Run the tests with make test", workspace="web", source="CLAUDE.md")
+    report = audit_file(path)
+    assert report.secrets_total == 2
+    assert [(h.id, h.kinds) for h in report.secrets] == [
+        (1, ("url-password",)),
+        (2, ("github-token",)),
+    ]
+    with open_at(path) as store:
+        done = redact(store)
+        assert [(h.id, h.kinds) for h in done.memories] == [
+            (1, ("url-password",)),
+            (2, ("github-token",)),
+        ]
+        assert store.get(1).source == "https://ci-bot:[redacted: url-password]@github.com/acme/shop"
+        assert store.get(2).session_id == "[redacted: github-token]"
+        assert store.get(3).source == "CLAUDE.md"
+        assert redact(store).memories == ()
+    assert audit_file(path).secrets_total == 0
+    data = b"".join(p.read_bytes() for p in tmp_path.glob("fields.db*"))
+    assert TOKEN_BODY.encode() not in data and PASSWORD.encode() not in data

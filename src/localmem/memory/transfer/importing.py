@@ -285,17 +285,18 @@ def import_files(
         added = merged = unchanged = 0
         redacted: list[str] = []
         for piece in pieces:
-            # Masked as `add` would store it, so an unchanged file still matches what it left.
-            content, _, kinds = write.redact(piece.content)
-            if store is not None and already_imported(store, ws, source, content):
+            # Masked as `add` would store it (the path too: it is the source), so an
+            # unchanged file still matches what it left.
+            clean = write.redact(piece.content, source=source)
+            if store is not None and already_imported(store, ws, str(clean.source), clean.content):
                 unchanged += 1
             elif dry_run:
                 added += 1
-                redacted.extend(kinds)
+                redacted.extend(clean.kinds)
             else:
                 assert store is not None
-                result = store.add(content, workspace=ws, kind=KIND, source=source)
-                redacted.extend(kinds)
+                result = store.add(piece.content, workspace=ws, kind=KIND, source=source)
+                redacted.extend(result.redacted)
                 if result.status == "added":
                     added += 1
                 else:
@@ -303,7 +304,7 @@ def import_files(
             done += 1
             if progress is not None:
                 progress(done, total)
-        first = write.redact(pieces[0].content)[0] if pieces else None
+        first = write.redact(pieces[0].content).content if pieces else None
         reports.append(
             FileImport(
                 path, ws, len(pieces), added, merged, unchanged, first, redacted=tuple(redacted)

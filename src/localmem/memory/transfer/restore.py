@@ -9,9 +9,9 @@ the union of keywords, the larger seen and recalled counts, the latest
 last-recalled and updated times, the earliest created time. Maxima rather than
 sums, so restoring the same file twice changes nothing.
 
-Credentials in an incoming memory's content and keywords are masked first, by
-the write path's own rule (`write.redact`), so an export made before masking
-existed, or another tool's file, stores no secret either.
+Credentials in an incoming memory's content, keywords, source and session id are
+masked first, by the write path's own rule (`write.redact`), so an export made
+before masking existed, or another tool's file, stores no secret either.
 
 Supersede links are applied by key after every row exists. A row that already
 has a correction keeps it; a link that would close a loop with what the store
@@ -52,6 +52,21 @@ class RestoreReport:
     queue_skipped: bool
     warnings: tuple[str, ...]
     redacted: tuple[str, ...] = ()  # one kind per credential masked before storing
+
+
+def _masked(memory: Incoming) -> tuple[Incoming, tuple[str, ...]]:
+    """`memory` as the write path would store it (`write.redact`), with what was masked."""
+    clean = write.redact(memory.content, memory.keywords, memory.source, memory.session_id)
+    if not clean.kinds:
+        return memory, ()
+    masked = replace(
+        memory,
+        content=clean.content,
+        keywords=write.normalize_keywords(clean.keywords),
+        source=clean.source,
+        session_id=clean.session_id,
+    )
+    return masked, clean.kinds
 
 
 def _find(store: Store, memory: Incoming) -> tuple[Any, ...] | None:
@@ -149,10 +164,8 @@ def restore(store: Store, source: Source, progress: Progress | None = None) -> R
     with store.transaction():
         ws_ids: dict[str, int] = {}
         for done, memory in enumerate(source.memories, 1):
-            content, words, kinds = write.redact(memory.content, memory.keywords)
-            if kinds:
-                redacted.extend(kinds)
-                memory = replace(memory, content=content, keywords=write.normalize_keywords(words))
+            memory, kinds = _masked(memory)
+            redacted.extend(kinds)
             ws_id = ws_ids.get(memory.workspace)
             if ws_id is None:
                 ws_id = ws_ids[memory.workspace] = workspaces.workspace_id(
@@ -224,7 +237,13 @@ def restore(store: Store, source: Source, progress: Progress | None = None) -> R
     )
 
 
-def preview(store: Store, source: Source) -> tuple[int, int]:
-    """(new, already stored) for `source`, writing nothing (`import --dry-run`)."""
-    new = sum(1 for memory in source.memories if _find(store, memory) is None)
-    return new, len(source.memories) - new
+def preview(store: Store | None, source: Source) -> tuple[int, int, tuple[str, ...]]:
+    """(new, already stored, kinds to mask) for `source`, writing nothing
+    (`import --dry-run`; `store` None: no database yet, so everything is new)."""
+    new = 0
+    kinds: list[str] = []
+    for memory in source.memories:
+        memory, masked = _masked(memory)
+        kinds.extend(masked)
+        new += store is None or _find(store, memory) is None
+    return new, len(source.memories) - new, tuple(kinds)

@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from localmem.errors import InvalidInput
+from localmem.memory import write
 from localmem.memory.store import Store
 from localmem.memory.transfer import restore as restoring
 from localmem.memory.transfer.export import Incoming, Source, memory_key, parse_export
@@ -55,11 +56,13 @@ def import_reference(
     shown = workspace or ", ".join(names) or "-"
     total = len(source.memories)
     if dry_run:
-        new, stored = restoring.preview(store, source) if store is not None else (total, 0)
-        report = FileImport(path, shown, total, new, 0, stored)
+        new, stored, kinds = restoring.preview(store, source)
+        report = FileImport(path, shown, total, new, 0, stored, redacted=kinds)
         return SourceImport("localmem-0.5", path, shown, (report,), True, warnings=source.warnings)
     assert store is not None
     done = restoring.restore(store, source)
-    first = source.memories[0].content if source.memories else None
-    report = FileImport(path, shown, total, done.added, done.merged, done.unchanged, first)
+    first = write.redact(source.memories[0].content).content if source.memories else None
+    report = FileImport(
+        path, shown, total, done.added, done.merged, done.unchanged, first, redacted=done.redacted
+    )
     return SourceImport("localmem-0.5", path, shown, (report,), False, warnings=done.warnings)

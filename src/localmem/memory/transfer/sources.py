@@ -283,17 +283,20 @@ def import_source(
     total = sum(len(f.items) for f in reading.files)
     reports: list[FileImport] = []
     done = 0
-    sources = {f.source for f in reading.files}
+    # Compared as `add` stores them (credentials masked, in the source too), so a
+    # second run recognises what the first one left.
+    masked = {f.source: write.redact("", source=f.source).source for f in reading.files}
+    sources = set(masked.values())
     seen: set[str] = set()  # duplicate keys met in this run, across the source's files
 
     def run() -> None:
         nonlocal done
         for source_file in reading.files:
             added = stored = unchanged = 0
+            redacted: list[str] = []
             for item in source_file.items:
-                # Compared as `add` stores it (credentials masked), so a second run
-                # recognises what the first one left.
-                content = write.redact(item.content)[0]
+                clean = write.redact(item.content, item.keywords, source_file.source)
+                content = clean.content
                 key = tokens.duplicate_key(content)
                 copies = stored_copies(store, ws, content) if store is not None else []
                 if key in seen or any(src in sources for src, _ in copies):
@@ -304,6 +307,7 @@ def import_source(
                     stored += 1
                 elif dry_run:
                     added += 1
+                    redacted.extend(clean.kinds)
                 else:
                     assert store is not None
                     result = store.add(
@@ -314,6 +318,7 @@ def import_source(
                         source=source_file.source,
                         created=item.created,
                     )
+                    redacted.extend(result.redacted)
                     if result.status == "added":
                         added += 1
                     else:  # the same text came through another file of this source
@@ -322,7 +327,8 @@ def import_source(
                 done += 1
                 if progress is not None:
                     progress(done, total)
-            first = source_file.items[0].content if source_file.items else None
+            items = source_file.items
+            first = write.redact(items[0].content).content if items else None
             reports.append(
                 FileImport(
                     source_file.path,
@@ -333,6 +339,7 @@ def import_source(
                     unchanged,
                     first,
                     already_stored=stored,
+                    redacted=tuple(redacted),
                 )
             )
 

@@ -1,6 +1,6 @@
 """Recall and false alarms of the credential detector on our own corpus, per family (issue 20).
 
-    .venv/bin/python bench/secrets.py [--json] [--examples]
+    .venv/bin/python bench/credentials.py [--json] [--examples]
 
 The corpus is `tests/support/secrets_corpus.py`: seeded fakes in the providers'
 documented shapes, pasted the way people and agents paste them (code, config,
@@ -22,21 +22,15 @@ tests/test_credentials_corpus.py holds the thresholds.
 
 from __future__ import annotations
 
+import argparse
+import json
 import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 
-# Run as a script, this folder comes first on sys.path and this file's name would
-# shadow the standard library's `secrets` for every module imported after it.
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-sys.path.insert(0, str(HERE.parent / "tests" / "support"))
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import time  # noqa: E402
-from collections import defaultdict  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 from secrets_corpus import NEGATIVES, POSITIVES, altered, kept_out  # noqa: E402
 
 from localmem import credentials  # noqa: E402

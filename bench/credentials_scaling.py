@@ -1,6 +1,6 @@
 """The credential detector's cost against the length of its input (issue 20, item 1).
 
-    .venv/bin/python bench/secrets_scaling.py [--sizes 16,32,...,1024] [--runs 5] [--only NAME]
+    .venv/bin/python bench/credentials_scaling.py [--sizes 16,32,...,1024] [--runs 5] [--only NAME]
                                               [--no-add]
 
 For each crafted input (the shapes that made the old rules quadratic, and the
