@@ -34,15 +34,15 @@ SECRETS = [
         '{"type": "service_account", "private_key_id": "4f1c' + "9e2a" * 9 + '", '
         '"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADAN\\n'
         '-----END PRIVATE KEY-----\\n"}',
-        '{"type": "service_account", "private_key_id": "[redacted: gcp-service-account-key]", '
-        '"private_key": "[redacted: gcp-service-account-key]"}',
-        ("gcp-service-account-key", "gcp-service-account-key"),
+        '{"type": "service_account", "private_key_id": "4f1c' + "9e2a" * 9 + '", '
+        '"private_key": "[redacted: private-key]\\n"}',
+        ("private-key",),
     ),
     (
         "DefaultEndpointsProtocol=https;AccountName=shop;AccountKey=Zm9vYmFy"
         + "c2VjcmV0a2V5MTIzNDU2Nzg5MA==;EndpointSuffix=core.windows.net",
         "DefaultEndpointsProtocol=https;AccountName=shop;"
-        "AccountKey=[redacted: azure-connection-string];EndpointSuffix=core.windows.net",
+        "AccountKey=[redacted: api-key];EndpointSuffix=core.windows.net",
         None,
     ),
     (f"token {GH} works", "token [redacted: github-token] works", None),

@@ -135,7 +135,7 @@ def find(text: str) -> list[Finding]:
     claims = _Claims(len(seen))
     for done in _DONE.finditer(seen):  # masked before: never matched again, never reported
         claims.hold(*done.span())
-    for scan in (shapes.scan_first, tokens.scan, shapes.scan, named.scan):
+    for scan in (shapes.private_keys, tokens.scan, shapes.scan, named.scan):
         for kind, start, end in scan(seen):
             claims.take(kind, start, end)
     if not claims.found:

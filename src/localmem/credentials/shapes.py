@@ -2,8 +2,8 @@
 
 `mysql -p…`, `sshpass -p …`, `docker login -p …`, `curl -u user:pass`, an
 `Authorization: Basic` or `Bearer` header with a literal value, the password in
-a URL's user part, a PEM private key, and the keys of service-account files and
-storage connection strings. Each shape has literal markers (a text without them
+a URL's user part, and a PEM private key (a service account's JSON file holds
+one, `\n` escapes and all). Each shape has literal markers (a text without them
 costs one substring scan), bounded repeats, and a check of the value it found.
 """
 
@@ -61,22 +61,8 @@ def _literal(value: str) -> bool:
     return not values.placeholder(value) and not values.reference(value)
 
 
-_FIRST = 2  # the shapes `scan_first` runs: a service account's key, a storage account's
 _FLAG_VALUE = r"""(?:'(?P<v>[^'\n]{1,256})'|"(?P<w>[^"\n]{1,256})"|(?P<x>[^\s'"]{1,256}))"""
 SHAPES: tuple[Shape, ...] = (
-    Shape(
-        "gcp-service-account-key",
-        ('"private_key',),
-        r'"private_key(?:_id)?"[ \t]*:[ \t]*"(?P<v>(?:[^"\\\n]|\\.){16,8192})"',
-        _literal,
-    ),
-    Shape(
-        "azure-connection-string",
-        ("accountkey=", "sharedaccesskey="),
-        r"(?:AccountKey|SharedAccessKey)[ \t]*=[ \t]*(?P<v>[A-Za-z0-9+/]{20,1024}={0,2})",
-        values.random,
-        re.IGNORECASE,
-    ),
     Shape(
         "url-password",
         ("://",),
@@ -188,16 +174,14 @@ def _private_keys(text: str) -> Iterator[tuple[str, int, int]]:
         at = max(end, begin.end())
 
 
-def scan_first(text: str) -> Iterator[tuple[str, int, int]]:
-    """The keys of service-account files and connection strings, and private keys: run
-    before the token rules, so a key is masked whole, under its own kind."""
-    yield from _shapes(text, SHAPES[:_FIRST])
+def private_keys(text: str) -> Iterator[tuple[str, int, int]]:
+    """Private keys, run before the token rules so that a key is masked whole."""
     yield from _private_keys(text)
 
 
 def scan(text: str) -> Iterator[tuple[str, int, int]]:
     """(kind, start, end) of every flag, header and URL that holds a credential."""
-    yield from _shapes(text, SHAPES[_FIRST:])
+    yield from _shapes(text, SHAPES)
 
 
 def patterns() -> Iterator[Lazy]:

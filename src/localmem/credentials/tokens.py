@@ -60,14 +60,19 @@ def _prefixed(
     *,
     whole: int | None = None,
     tail: str = "",
+    unless: str = "",
 ) -> Token:
     """A prefix followed by `least` to `most` characters of `body`, standing alone. A
     run shorter than `whole` (default `least`) followed by one space or line break is
-    joined with the next run when the two make a token of at least `whole`."""
+    joined with the next run when the two make a token of at least `whole`. `unless`:
+    what may not follow the prefix (another rule's longer prefix)."""
     start = "|".join(re.escape(p) for p in prefixes)
     # Only at the start of a run of the body's characters (the two look-behinds), so a
     # text of repeated prefixes is one attempt, not one per prefix.
-    source = rf"(?<![A-Za-z0-9_\-])(?<!{body})(?:{start}){body}{{1,{most}}}{tail}(?!{body})"
+    source = (
+        rf"(?<![A-Za-z0-9_\-])(?<!{body})(?:{start}){f'(?!{unless})' if unless else ''}"
+        rf"{body}{{1,{most}}}{tail}(?!{body})"
+    )
 
     def fits(value: str, _prefixes: tuple[str, ...] = prefixes) -> bool:
         rest = next(value[len(p) :] for p in _prefixes if value.startswith(p)).rstrip("=")
@@ -157,7 +162,9 @@ TOKENS: tuple[Token, ...] = (
         255,
         whole=100,
     ),
-    _prefixed("openai-key", ("sk-",), _URLSAFE, 20, 255, whole=48),
+    _prefixed(
+        "openai-key", ("sk-",), _URLSAFE, 20, 255, whole=48, unless="ant-|proj-|svcacct-|admin-"
+    ),
     _prefixed("groq-key", ("gsk_",), _ALNUM, 40, 64),
     _prefixed("xai-key", ("xai-",), _ALNUM, 60, 100),
     _prefixed("perplexity-key", ("pplx-",), _ALNUM, 40, 64),
