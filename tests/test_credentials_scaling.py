@@ -21,6 +21,7 @@ import pytest
 
 from localmem import credentials
 from localmem.credentials import named, shapes, tokens, values, view
+from localmem.credentials.lazy import Lazy
 
 if sys.version_info >= (3, 11):
     from re import _constants as sre_constants
@@ -41,10 +42,10 @@ BOUND = 16384  # the longest bounded repeat any rule may use
 
 
 def every_pattern() -> Iterator[re.Pattern[str]]:
-    lazy = [*tokens.patterns(), *shapes.patterns(), *named.patterns()]
-    lazy += [view._SPECIAL, credentials._AWS_SECRET, credentials._PIECES, credentials._DONE]
-    lazy += [values._DOTTED_NAME, values._IDENTIFIER, values._WORD, values._VERSION]
-    lazy += [values._NUMBER_UNIT, values._DATE_TIME, values._KEBAB]
+    """The patterns of the two rule tables, and every other pattern of every module."""
+    lazy = [*tokens.patterns(), *shapes.patterns()]
+    for module in (credentials, named, shapes, tokens, values, view):
+        lazy += [item for item in vars(module).values() if isinstance(item, Lazy)]
     for pattern in lazy:
         yield pattern.pattern
 

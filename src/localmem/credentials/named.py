@@ -61,6 +61,8 @@ _KEY_QUALIFIERS = frozenset(
 )  # fmt: skip
 # Words a name may end with after its key word and still hold the secret itself.
 _TRAILERS = frozenset({"b64", "base64", "hex", "raw", "plain", "plaintext", "value", "base"})
+# Names in code but words in a sentence (and in `DEBUG=pw:api`): their value must be strong.
+_VERBS = frozenset({"pass", "auth", "pw"})
 _PHRASES = {
     "mật khẩu": "password", "mat khau": "password", "contraseña": "password",
     "mot de passe": "password", "kennwort": "password",
@@ -127,6 +129,8 @@ def _kind_of(words: list[str]) -> str | None:
     if not words:
         return None
     last = words[-1]
+    if "public" in words:
+        return None  # publicKeyToken, PUBLIC_KEY: published on purpose
     if "aws" in words and "secret" in words:
         return "aws-secret-key"
     if last == "key" and len(words) > 1 and words[-2] in _KEY_QUALIFIERS:
@@ -139,16 +143,18 @@ def _kind_of(words: list[str]) -> str | None:
 
 def _value(text: str, at: int, mode: str) -> tuple[int, int] | None:
     """The span of the value that starts at `at`, if it looks like one in `mode`:
-    `assign` (after `=` or `:`), `flag` (after `--password `) or `prose`."""
+    `assign` (after `=` or `:` in config, a flag), `query` (in a URL's query), `code`
+    (after ` = `: a bare word there is a variable) or `prose` (a sentence: only a
+    strong value counts)."""
     quoted = _QUOTED.match(text, at)
     if quoted is not None:
         group = next(g for g in (1, 2, 3) if quoted.group(g) is not None)
         start, end = quoted.span(group)
         inner = text[start:end]
-        if mode == "prose" and not values.strong(inner):
-            return None
-        if values.placeholder(inner) or values.reference(inner):
-            return None
+        if mode in ("prose", "compare") and not values.strong(inner):
+            return None  # `if token == "struct"`: a parser's word, not a password
+        if values.placeholder(inner) or values.reference(inner) or values.identifier_like(inner):
+            return None  # "serverAuth", "challengePassword": names
         return start, end
     bare = (_BARE_IN_QUERY if mode == "query" else _BARE).match(text, at)
     if bare is None:
@@ -164,7 +170,7 @@ def _value(text: str, at: int, mode: str) -> tuple[int, int] | None:
     following = text[end : end + 1]
     if following in ("(", "["):
         return None  # a call or a subscript: code that reads a secret
-    if mode == "prose":
+    if mode in ("prose", "compare"):
         return (start, end) if values.strong(value) else None
     if values.placeholder(value) or values.reference(value) or values.identifier_like(value):
         return None
@@ -172,8 +178,10 @@ def _value(text: str, at: int, mode: str) -> tuple[int, int] | None:
         return None
     if values.plain_datum(value) and not (value.isdigit() and len(value) >= 6):
         return None
-    if values.word_like(value) and _WORDS_AFTER.match(text, end) is not None:
-        return None  # prose after a colon: "Token: expires after 1 hour"
+    if values.word_like(value) and (
+        mode in ("code", "flag") or following in ("'", '"', ",") or _WORDS_AFTER.match(text, end)
+    ):
+        return None  # a variable (`token = Error`), a string's text, prose after a colon
     return start, end
 
 
@@ -263,10 +271,13 @@ def _after_name(text: str, start: int, end: int, kind: str) -> tuple[str, int, i
     if xml is not None and text[start - 1 : start] in ("'", '"'):
         span = _value(text, xml.end(), "assign")
         return (kind, *span) if span else None
+    name = text[start:end].lower()
     assign = _ASSIGN.match(text, end, end + 40)
     if assign is not None:
-        in_query = start > 0 and text[start - 1] in "?&"
-        span = _value(text, assign.end(), "query" if in_query else "assign")
+        if name in _VERBS and assign.group()[:1].isspace():
+            return None  # "Pass :meth:`x`" in a docstring
+        mode = "prose" if name in _VERBS else _assign_mode(text, start, assign.group())
+        span = _value(text, assign.end(), mode)
         return (kind, *span) if span else None
     floor = max(0, start - 200)
     line_start = text.rfind("\n", floor, start) + 1 or floor
@@ -277,9 +288,27 @@ def _after_name(text: str, start: int, end: int, kind: str) -> tuple[str, int, i
         and (lead.endswith(("--", " -")) or lead.lstrip().upper() in ("ENV ", "ARG ", "SET "))
         and not text.startswith("-", space.end())
     ):
-        span = _value(text, space.end(), "assign")
+        span = _value(text, space.end(), "flag")
         return (kind, *span) if span else None
+    if name in _VERBS:
+        return None  # "pass it to the parser", "auth is handled upstream"
     return _after_prose_name(text, end, kind)
+
+
+def _assign_mode(text: str, start: int, operator: str) -> str:
+    """How strict to be with the value of a name at `start` given by `operator`."""
+    if operator.lstrip()[:1] in "\"'" and "," in operator:
+        # setProperty("dbPassword", "…"): a call's two strings, but only a strong value,
+        # since a tuple of names ("next_token", "position") has the same shape
+        return "prose"
+    if start > 0 and text[start - 1] in "?&":
+        return "query"
+    bare = operator.strip(" \t\"']")
+    if bare == "==":
+        return "compare"
+    if "=" in bare and operator != operator.strip(" \t"):
+        return "code"  # `token = Error`: spaces around `=` are code
+    return "assign"
 
 
 def _after_prose_name(text: str, end: int, kind: str) -> tuple[str, int, int] | None:
@@ -302,18 +331,3 @@ def _after_prose_name(text: str, end: int, kind: str) -> tuple[str, int, int] | 
 def scan(text: str) -> Iterator[tuple[str, int, int]]:
     """(kind, start, end) of every value given to a name that holds a secret."""
     yield from _names(text)
-
-
-def patterns() -> Iterator[Lazy]:
-    """Every pattern this module can run (the scaling test reads their shapes)."""
-    yield from (
-        _KEY_WORDS_ANY_CASE,
-        _ASSIGN,
-        _XML_VALUE,
-        _PROSE,
-        _QUOTED,
-        _BARE,
-        _BARE_IN_QUERY,
-        _USED_AS,
-    )
-    yield from (_KEY_QUALIFIED, _SPACE, _WORDS_AFTER, _NAME_CHARS, _VALUE_HINT)

@@ -23,6 +23,9 @@ PLACEHOLDER_WORDS = frozenset(
         "your_password", "your-password", "yourpassword", "your_token", "your-token",
         "your_api_key", "your-api-key", "mypassword", "my_password", "secretkey", "notasecret",
         "pass", "pwd", "key", "auth", "credentials", "credential", "public", "private",
+        "not-needed", "not-required", "not-used", "unused", "ignored", "anything", "no-key",
+        "n/a", "sk-no-key-required", "lm-studio", "ollama", "float", "double", "binary", "array",
+        "date", "uuid", "url", "email", "json", "list", "dict", "map",
     }
 )  # fmt: skip
 
@@ -30,13 +33,17 @@ _REFERENCE_PREFIXES = (
     "os.environ", "os.getenv", "process.env", "env.", "env(", "env[", "getenv", "secrets.",
     "settings.", "config.", "self.", "this.", "req.", "request.", "ctx.", "context.",
     "params.", "args.", "opts.", "options.", "vault.", "keyring.", "system.getenv",
-    "environment.", "import.meta.env", "deno.env", "$env:", "%env", "ssm:", "arn:",
+    "environment.", "import.meta.env", "deno.env", "$env:", "%env", "ssm:", "arn:", "urn:",
 )  # fmt: skip
 _DOTTED_NAME = Lazy(
     r"[A-Za-z_$][A-Za-z0-9_$]{0,64}(?:\.[A-Za-z_$][A-Za-z0-9_$]{0,64}){1,16}(?:\(\))?"
 )
-_IDENTIFIER = Lazy(
-    r"[a-z]{1,64}(?:[A-Z][a-z0-9]{0,64}){1,16}|[a-z][a-z0-9]{0,64}(?:_[a-z0-9]{1,64}){1,16}"
+_NAME = Lazy(r"[A-Za-z_][A-Za-z0-9_]{0,128}")
+_CAMEL_PART = Lazy(r"[A-Z]?[a-z]{1,64}|[A-Z]{1,64}(?![a-z])")
+_VOWEL = Lazy(r"[aeiouyAEIOUY]")
+_IDENTIFIER = Lazy(  # camelCase, PascalCase, snake_case, UPPER_SNAKE: names in code
+    r"[A-Za-z][a-z0-9]{0,64}(?:[A-Z][a-z0-9]{0,64}){1,16}|[a-z][a-z0-9]{0,64}(?:_[a-z0-9]{1,64}){1,16}"
+    r"|[A-Z][A-Z0-9]{0,64}(?:_[A-Z0-9]{1,64}){1,16}"
 )
 _WORD = Lazy(r"[^\W\d_]{1,64}(?:['’-][^\W\d_]{1,64}){0,16}")
 _VERSION = Lazy(r"v?\d{1,16}(?:\.\d{1,16}){1,8}(?:[-+][0-9A-Za-z.]{1,64})?")
@@ -70,13 +77,15 @@ def placeholder(value: str) -> bool:
         return True
     if bare[0] in "<$%{[(*#@" or bare.startswith(("#{", "{{")):
         return True  # <your password>, $TOKEN, ${API_KEY}, %PASS%, {{ secret }}, [redacted: x]
-    if set(bare) <= set(".*x•_-X#?0"):
+    if set(bare) <= set(".*x•_-X#?0:"):
         return True  # ..., ****, xxxx, 0000
     if "..." in bare or "…" in bare or bare.endswith(("}}", "%")):
         return True  # sk-..., abc...xyz: an elided example
+    if "%s" in bare or "%(" in bare or "{}" in bare or "{0}" in bare:
+        return True  # a format string: " --password=%s"
     lowered = bare.lower()
-    if lowered in PLACEHOLDER_WORDS or lowered.strip("_-") in PLACEHOLDER_WORDS:
-        return True
+    if lowered.rstrip("?![]") in PLACEHOLDER_WORDS or lowered.strip("_-") in PLACEHOLDER_WORDS:
+        return True  # "string?" in a schema
     if lowered.startswith(("your", "my-", "my_", "<", "insert", "replace", "enter")) and (
         _WORD.fullmatch(lowered.replace("_", "-")) is not None
     ):
@@ -96,7 +105,9 @@ def reference(value: str) -> bool:
         return True  # PWD=/home/me/src is a folder, not a password
     if bare.endswith(("()", ")", "(")) or "(" in bare:
         return True  # getpass(), read_secret(name)
-    # req.headers.authorization, settings.DB_PASSWORD
+    if bare.startswith("_") and _NAME.fullmatch(bare):
+        return True  # _core_token: a private name
+    # req.headers.authorization, settings.DB_PASSWORD (with a digit it may be a password)
     return bool(_DOTTED_NAME.fullmatch(bare)) and not any(ch.isdigit() for ch in bare)
 
 
@@ -106,8 +117,15 @@ def word_like(value: str) -> bool:
 
 
 def identifier_like(value: str) -> bool:
-    """A camelCase or snake_case name with no digits: code, not a value."""
-    return _IDENTIFIER.fullmatch(value) is not None and not any(ch.isdigit() for ch in value)
+    """A name in code with no digits: snake_case, UPPER_SNAKE, or camelCase and
+    PascalCase made of word-like parts (`serverAuth`, `BasicAuth`; random letters such
+    as `dedFhRazrKmXC` have one-letter or vowelless parts)."""
+    if _IDENTIFIER.fullmatch(value) is None or any(ch.isdigit() for ch in value):
+        return False
+    if "_" in value:
+        return True
+    parts = _CAMEL_PART.findall(value)
+    return all(len(part) >= 2 and (_VOWEL.search(part) or part.isupper()) for part in parts)
 
 
 def plain_datum(value: str) -> bool:
@@ -126,6 +144,9 @@ def strong(value: str) -> bool:
     datum, a URL, an address or a hyphenated word (`github-token`, `utf-8`)."""
     if len(value) < 6 or plain_datum(value) or placeholder(value) or reference(value):
         return False
+    value = value.strip("`")  # ``payload``: code in a docstring
+    if any(ch.isspace() for ch in value) or value.startswith("-"):
+        return False  # words, even quoted (`localmem redact`), and flags
     if "://" in value or (value.count("@") == 1 and "." in value.split("@")[1]):
         return False
     if _KEBAB.fullmatch(value):
