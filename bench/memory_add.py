@@ -2,7 +2,7 @@
 credential check (decision 107).
 
     .venv/bin/python bench/memory_add.py [--at 10000,90000] [--adds 1000] [--rounds 3]
-                                         [--command-adds 40]
+                                         [--command-adds 40] [--against-src PATH]
 
 For each starting size the bench copies the prebuilt store of that size from
 bench/out (see memory_search.py; built here if missing) and adds `--adds` new
@@ -18,7 +18,10 @@ default durability (WAL, synchronous=NORMAL):
 - the detector alone over the same texts (content and keywords), in µs per add;
 - the command: `localmem add TEXT -w WS --kind K -K ...`, one process per add
   (what the capture hook and a person pay), `--command-adds` of them on a copy,
-  next to `python3 -c pass` started as many times (the same-run baseline).
+  next to `python3 -c pass` started as many times (the same-run baseline);
+- with `--against-src PATH` (the `src` of a worktree of an older commit), the
+  same adds run through `python -c` from this checkout's `src` and from that one,
+  interleaved, so a change's cost to a fresh `localmem add` is read as a ratio.
 
 There is no switch for users: masking cannot be turned off.
 """
@@ -35,6 +38,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from subprocess import DEVNULL
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus  # noqa: E402
@@ -100,25 +104,49 @@ def detector_us(items: list[corpus.Item]) -> float:
     return (time.perf_counter() - started) / len(items) * 1e6
 
 
-def command_rates(size: int, items: list[corpus.Item]) -> tuple[float, float]:
-    """(adds per second through `localmem add`, `python3 -c pass` per second), interleaved."""
+# `localmem add` run from a given `src` folder, the way the console script runs it.
+FROM_SRC = (
+    "import sys; sys.path.insert(0, sys.argv.pop(1)); from localmem.cli.entry import main; main()"
+)
+
+
+def command_rates(
+    size: int, items: list[corpus.Item], other_src: str | None = None
+) -> tuple[float, float, tuple[float, float] | None]:
+    """(adds per second through `localmem add`, `python3 -c pass` per second, and with
+    `other_src` the adds per second of this checkout's `src` and of that one, both run
+    through `python -c`), interleaved."""
     with copy_of(size, "cli") as work:
         env = {**os.environ, "LOCALMEM_DB": str(work)}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         adds: list[float] = []
         passes: list[float] = []
-        for item in items:
-            argv = [str(BIN / "localmem"), "add", item.content, "-w", item.workspace]
-            argv += ["--kind", item.kind]
+        here: list[float] = []
+        there: list[float] = []
+        mine = str(Path(__file__).resolve().parents[1] / "src")
+        for n, item in enumerate(items):
+            args = ["add", item.content, "-w", item.workspace, "--kind", item.kind]
             for word in item.keywords:
-                argv += ["-K", word]
+                args += ["-K", word]
             started = time.perf_counter()
             subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
             passes.append(time.perf_counter() - started)
             started = time.perf_counter()
-            subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL)
+            subprocess.run([str(BIN / "localmem"), *args], env=env, check=True, stdout=DEVNULL)
             adds.append(time.perf_counter() - started)
-        return 1 / statistics.median(adds), 1 / statistics.median(passes)
+            if other_src is None:
+                continue
+            # The same text again would merge, so each checkout adds its own variant.
+            for src, times in ((mine, here), (other_src, there)):
+                variant = [args[0], f"{args[1]} ({Path(src).parent.name} {n})", *args[2:]]
+                started = time.perf_counter()
+                argv = [sys.executable, "-c", FROM_SRC, src, *variant]
+                subprocess.run(argv, env=env, check=True, stdout=DEVNULL)
+                times.append(time.perf_counter() - started)
+        both = None
+        if other_src is not None:
+            both = (1 / statistics.median(here), 1 / statistics.median(there))
+        return 1 / statistics.median(adds), 1 / statistics.median(passes), both
 
 
 def spread(values: list[float]) -> str:
@@ -131,6 +159,12 @@ def main() -> None:
     parser.add_argument("--adds", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--command-adds", type=int, default=40)
+    parser.add_argument(
+        "--against-src",
+        metavar="PATH",
+        help="also time the command run from another checkout's src folder (a git worktree "
+        "of the commit before a change), interleaved with this one's",
+    )
     args = parser.parse_args()
     first = None
     for size in [int(s) for s in args.at.split(",")]:
@@ -152,13 +186,21 @@ def main() -> None:
             f"the detector alone {detector_us(items):.1f} us per add on the same texts; "
             f"slowdown vs first size {first / rate:.2f}x"
         )
-        cli, bare = command_rates(size, items[: args.command_adds])
+        cli, bare, both = command_rates(size, items[: args.command_adds], args.against_src)
         print(
             f"          command (`localmem add`, one process per add, median of "
             f"{args.command_adds}): {cli:5.1f} adds/s; `python3 -c pass` {bare:5.1f}/s "
             f"in the same run ({bare / cli:.2f}x the time of a bare interpreter)",
             flush=True,
         )
+        if both is not None:
+            here, there = both
+            print(
+                f"          through `python -c` from src: this checkout {here:5.1f} adds/s, "
+                f"{args.against_src} {there:5.1f} adds/s (this one takes {there / here:.2f}x "
+                "the other's time)",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":
