@@ -32,7 +32,7 @@ SECRETS = [
     ),
     (
         '{"type": "service_account", "private_key_id": "4f1c' + "9e2a" * 9 + '", '
-        '"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADAN\\n'
+        '"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\\n'
         '-----END PRIVATE KEY-----\\n"}',
         '{"type": "service_account", "private_key_id": "4f1c' + "9e2a" * 9 + '", '
         '"private_key": "[redacted: private-key]\\n"}',
@@ -87,7 +87,7 @@ SECRETS = [
         None,
     ),
     (
-        "curl -H 'Authorization: Bearer abcdefghij1234567890XYZ'",
+        "curl -H 'Authorization: Bearer Zx81kLmQ2vB7pQ4rT9wYcN3'",
         "curl -H 'Authorization: Bearer [redacted: bearer-token]'",
         None,
     ),

@@ -2883,6 +2883,51 @@ def _age(r: _Rng) -> str:
     return "AGE-SECRET" + "-KEY-1" + r.text("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58)
 
 
+def _crates(r: _Rng) -> str:
+    return "ci" + "o" + r.text(ALNUM, 32)
+
+
+def _jina(r: _Rng) -> str:
+    return "jin" + "a_" + r.text(HEX, 32) + r.text(ALNUM, 28)
+
+
+def _dependency_track(r: _Rng) -> str:
+    return "od" + "t_" + r.text(ALNUM, 32)
+
+
+def _adafruit(r: _Rng) -> str:
+    return "ai" + "o_" + r.text(ALNUM, 28)
+
+
+def _swarm(r: _Rng) -> str:
+    return "SWM" + "KEY-1-" + r.text(ALNUM, 43)
+
+
+def _mailchimp(r: _Rng) -> str:
+    return r.text(HEX, 32) + "-us" + str(r.randint(1, 21))
+
+
+def _newrelic_license(r: _Rng) -> str:
+    return r.text(HEX, 36) + "NR" + "AL"
+
+
+def _onepassword(r: _Rng) -> str:
+    part = UPPER + DIGITS
+    return "A3" + "-" + "-".join(r.text(part, n) for n in (6, 11, 5, 5, 5))
+
+
+def _der_private_key(r: _Rng) -> str:
+    return "MIIE" + "pAIBAAKCAQEA" + r.b64(150).rstrip("=")
+
+
+def _generated(r: _Rng) -> str:
+    """A generated secret with no prefix, as a password manager or `openssl rand` makes it."""
+    while True:
+        value = r.text(ALNUM, 32)
+        if any(c.isdigit() for c in value) and any(c.isupper() for c in value):
+            return value
+
+
 def _more(family: str, make: Callable[[_Rng], str], env: str, label: str, it: str, vi: str,
           api: str) -> _Provider:  # fmt: skip
     return _Provider(family, make, env, label, it, vi, api)
@@ -2936,6 +2981,28 @@ MORE_PROVIDERS = (
           "token segreto Mapbox", "token bí mật Mapbox", "https://api.mapbox.com/tokens/v2"),
     _more("age-secret-key", _age, "SOPS_AGE_KEY", "age secret key", "chiave segreta age",
           "khóa bí mật age", "https://github.com/FiloSottile/age"),
+    _more("crates-io", _crates, "CARGO_REGISTRY_TOKEN", "crates.io token", "token crates.io",
+          "token crates.io", "https://crates.io/api/v1/crates"),
+    _more("jina", _jina, "JINA_API_KEY", "Jina API key", "chiave API Jina", "khóa API Jina",
+          "https://api.jina.ai/v1/embeddings"),
+    _more("dependency-track", _dependency_track, "DTRACK_API_KEY", "Dependency-Track API key",
+          "chiave API Dependency-Track", "khóa API Dependency-Track",
+          "https://dtrack.acme.dev/api/v1/project"),
+    _more("adafruit-io", _adafruit, "ADAFRUIT_IO_KEY", "Adafruit IO key", "chiave Adafruit IO",
+          "khóa Adafruit IO", "https://io.adafruit.com/api/v2/user"),
+    _more("docker-swarm-unlock", _swarm, "SWARM_UNLOCK_KEY", "swarm unlock key",
+          "chiave di sblocco dello swarm", "khóa mở khóa swarm", "https://docs.docker.com/"),
+    _more("mailchimp", _mailchimp, "MAILCHIMP_API_KEY", "Mailchimp API key",
+          "chiave API Mailchimp", "khóa API Mailchimp", "https://us1.api.mailchimp.com/3.0/"),
+    _more("newrelic-license", _newrelic_license, "NEW_RELIC_LICENSE_KEY",
+          "New Relic license key", "chiave di licenza New Relic", "khóa giấy phép New Relic",
+          "https://collector.newrelic.com/"),
+    _more("1password-secret-key", _onepassword, "OP_SECRET_KEY", "1Password secret key",
+          "chiave segreta 1Password", "khóa bí mật 1Password", "https://my.1password.com/"),
+    _more("der-private-key", _der_private_key, "TLS_KEY_DER", "private key in DER",
+          "chiave privata DER", "khóa riêng DER", "https://acme.dev/tls"),
+    _more("generated-no-prefix", _generated, "APP_SECRET", "generated secret",
+          "segreto generato", "chuỗi bí mật sinh ngẫu nhiên", "https://acme.dev/api"),
 )  # fmt: skip
 MORE_FAMILIES = [(p.family, _provider_samples(p)) for p in MORE_PROVIDERS]
 

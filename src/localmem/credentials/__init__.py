@@ -23,7 +23,7 @@ the prompt hook never import this package.
 
 from __future__ import annotations
 
-from localmem.credentials import named, shapes, tokens
+from localmem.credentials import loose, named, shapes, tokens
 from localmem.credentials.lazy import Lazy
 from localmem.credentials.view import View
 
@@ -135,7 +135,7 @@ def find(text: str) -> list[Finding]:
     claims = _Claims(len(seen))
     for done in _DONE.finditer(seen):  # masked before: never matched again, never reported
         claims.hold(*done.span())
-    for scan in (shapes.private_keys, tokens.scan, shapes.scan, named.scan):
+    for scan in (shapes.private_keys, tokens.scan, shapes.scan, named.scan, loose.scan):
         for kind, start, end in scan(seen):
             claims.take(kind, start, end)
     if not claims.found:

@@ -43,6 +43,7 @@ _LAST_WORDS = {
     "secret": "secret", "credential": "secret", "credentials": "secret", "creds": "secret",
     "cred": "secret",
     "token": "token", "auth": "token", "apikey": "api-key", "accesskey": "api-key",
+    "pat": "token", "authorization": "token",
     "secretkey": "api-key", "privatekey": "api-key",
 }  # fmt: skip
 _COMPOUND_ENDS = tuple(
@@ -60,7 +61,13 @@ _KEY_QUALIFIERS = frozenset(
     }
 )  # fmt: skip
 # Words a name may end with after its key word and still hold the secret itself.
-_TRAILERS = frozenset({"b64", "base64", "hex", "raw", "plain", "plaintext", "value", "base"})
+_TRAILERS = frozenset(
+    {"b64", "base64", "hex", "raw", "plain", "plaintext", "value", "base", "string", "str"}
+)
+# Names that hold a secret as often as not (`cache_key`, `sonar.login`, `MAILCHIMP_API`):
+# only a value with a token's shape is masked after them.
+_WEAK_LAST_WORDS = frozenset({"key", "login", "api", "license"})
+WEAK = "api-key"  # the kind masked after a weak name
 # Names in code but words in a sentence (and in `DEBUG=pw:api`): their value must be strong.
 _VERBS = frozenset({"pass", "auth", "pw"})
 _PHRASES = {
@@ -73,15 +80,17 @@ _KEY_QUALIFIED = Lazy(r"[ \t]+(?:api|segreta|bí mật|bi mat|secreta|privata)\b
 # ---- what follows a name -----------------------------------------------------------------
 
 _ASSIGN = Lazy(
-    r"""["'\]]?[ \t]*(?:"""
+    r"""(?:\[\])?["']?\]?[ \t]*(?:"""
     r""":[ \t]*[A-Za-z_][\w.\[\]<>?]{0,40}"""  # TypeScript: `appSecret: string = '…'`
     r"""(?:[ \t]{0,4}\|[ \t]{0,4}[A-Za-z_][\w.]{0,40}){0,3}[ \t]*=(?![=>])"""
     r"""|\{[ \t]*get;[ \t]*(?:private[ \t]+|init;[ \t]*)?(?:set;)?[ \t]*\}[ \t]*="""  # C#
-    r"""|=>|:=|==|=|:|->)[ \t]*"""
+    r"""|=>|:{1,3}=|==|\.=|\+=|=|:|->)[ \t]*"""
     r"""|["'][ \t]*,[ \t]*(?=["'])"""  # setProperty("dbPassword", "…")
 )
 _XML_VALUE = Lazy(r"""["'][ \t]+value[ \t]*=[ \t]*""")
 _SPACE = Lazy(r"[ \t]+")
+_NETRC_LOGIN = Lazy(r"(?:^|[ \t])login[ \t]{1,8}[^\s]{1,128}[ \t]{1,8}\Z")
+_CALL = Lazy(r"""\([ \t]*"[^"\n]{0,128}"[ \t]*,[ \t]*(?=")""")
 _LINK_WORDS = (
     r"is|was|are|were|be|becomes|now|to|into|in|with|set to|changed to|is now|è|e'|é|era"
     r"|sarà|resta|diventa|a|in|con|là|thành|sang|bằng|es|est|ist|war|wurde"
@@ -96,8 +105,11 @@ _USED_AS = Lazy(  # "use garnet-tundra-42 as the password"
     re.IGNORECASE,
 )
 _VALUE_HINT = Lazy(r"[0-9!@#$%^&*+=~?/\\|]")  # what a strong value holds
-_QUOTED = Lazy(r""""((?:[^"\\\n]|\\.){0,1024})"|'((?:[^'\\\n]|\\.){0,1024})'|`([^`\n]{0,1024})`""")
-_BARE = Lazy(r"""[^\s'"`,;<>()\[\]{}=]{1,4096}={0,3}""")
+_QUOTED = Lazy(  # a string, with C#'s `@"…"` and Python's `r"…"` `b"…"` prefixes
+    r"""(?:@|[rRbBuUfF]{1,2})?(?:"((?:[^"\\\n]|\\.){0,1024})"|'((?:[^'\\\n]|\\.){0,1024})'"""
+    r"""|`([^`\n]{0,1024})`)"""
+)
+_BARE = Lazy(r"""[^\s'"`,;<>()\[\]{}]{1,4096}""")
 _BARE_IN_QUERY = Lazy(r"""[^\s'"`,;<>&()\[\]{}=]{1,4096}={0,3}""")  # ?token=…&page=2
 _WORDS_AFTER = Lazy(r"[ \t]+[^\W\d_]{2,}")
 _CODE_WORDS = frozenset(
@@ -114,7 +126,7 @@ def _words(name: str) -> list[str]:
     return [w.lower() for part in _NAME_PARTS.split(name) for w in _NAME_WORD.findall(part)]
 
 
-def _kind(name: str, known: dict[str, str | None]) -> str | None:
+def _kind(name: str, known: dict[str, tuple[str, bool] | None]) -> tuple[str, bool] | None:
     """The kind of secret a name such as `dbPassword` or `AWS_SECRET_ACCESS_KEY` holds
     (`known`: the names of this text met so far)."""
     if name in known:
@@ -123,8 +135,9 @@ def _kind(name: str, known: dict[str, str | None]) -> str | None:
     return kind
 
 
-def _kind_of(words: list[str]) -> str | None:
-    while len(words) > 1 and words[-1] in _TRAILERS:
+def _kind_of(words: list[str]) -> tuple[str, bool] | None:
+    """(kind, weak) for a name's words; weak: only a token-shaped value counts."""
+    while len(words) > 1 and (words[-1] in _TRAILERS or words[-1].isdigit()):
         words.pop()
     if not words:
         return None
@@ -132,13 +145,17 @@ def _kind_of(words: list[str]) -> str | None:
     if "public" in words:
         return None  # publicKeyToken, PUBLIC_KEY: published on purpose
     if "aws" in words and "secret" in words:
-        return "aws-secret-key"
+        return "aws-secret-key", False
     if last == "key" and len(words) > 1 and words[-2] in _KEY_QUALIFIERS:
-        return "api-key"
+        return "api-key", False
     kind = _LAST_WORDS.get(last)
     if kind is None:  # one word run together: PGPASSWORD, mysqlpwd, csrftoken
         kind = next((k for w, k in _COMPOUND_ENDS if last.endswith(w) and last != w), None)
-    return kind
+    if kind is not None:
+        return kind, False
+    if len(words) > 1 and (last in _WEAK_LAST_WORDS or last.endswith("key")):
+        return WEAK, True  # ADAFRUIT_IO_KEY, facebook.key, PresharedKey, sonar.login
+    return None
 
 
 def _value(text: str, at: int, mode: str) -> tuple[int, int] | None:
@@ -151,8 +168,14 @@ def _value(text: str, at: int, mode: str) -> tuple[int, int] | None:
         group = next(g for g in (1, 2, 3) if quoted.group(g) is not None)
         start, end = quoted.span(group)
         inner = text[start:end]
-        if mode in ("prose", "compare") and not values.strong(inner):
+        if mode in ("call", "compare") and not values.strong(inner):
             return None  # `if token == "struct"`: a parser's word, not a password
+        if mode == "prose" and (len(inner) < 4 or any(ch.isspace() for ch in inner)):
+            return None  # the password is 'blooberry': quoted, one word is enough
+        if mode == "token" and not values.token_like(inner):
+            return None
+        if inner.lower() in _CODE_WORDS:
+            return None  # the token is "invalid"
         if values.placeholder(inner) or values.reference(inner) or values.identifier_like(inner):
             return None  # "serverAuth", "challengePassword": names
         return start, end
@@ -170,8 +193,13 @@ def _value(text: str, at: int, mode: str) -> tuple[int, int] | None:
     following = text[end : end + 1]
     if following in ("(", "["):
         return None  # a call or a subscript: code that reads a secret
-    if mode in ("prose", "compare"):
+    if mode in ("prose", "call", "compare"):
         return (start, end) if values.strong(value) else None
+    if mode == "token":
+        return (start, end) if values.token_like(value) else None
+    head, equals, _ = value.partition("=")
+    if equals and head and _kind_of(_words(head)) is not None:
+        return None  # `auth: password=…`: the inner name is read on its own
     if values.placeholder(value) or values.reference(value) or values.identifier_like(value):
         return None
     if value.lower() in _CODE_WORDS or value.lower() in values.PLACEHOLDER_WORDS:
@@ -210,7 +238,7 @@ def _key_words(text: str) -> list[tuple[int, int, str]]:
 
 def _names(text: str) -> Iterator[tuple[str, int, int]]:
     resume = 0
-    known: dict[str, str | None] = {}
+    known: dict[str, tuple[str, bool] | None] = {}
     for start, end, word in _key_words(text):
         if start < resume:
             continue
@@ -236,7 +264,8 @@ def _names(text: str) -> Iterator[tuple[str, int, int]]:
         while name_end > end and text[name_end - 1] in ".-":
             name_end -= 1  # "… the password." ends a sentence
         name = text[name_start:name_end]
-        kind = _kind(name, known)
+        found_kind = _kind(name, known)
+        kind, weak = found_kind if found_kind is not None else (None, False)
         if kind is None and name.lower() == "key":
             before = text[max(0, name_start - 12) : name_start].lower().rstrip(" _-")
             if before.endswith(tuple(_KEY_QUALIFIERS)):
@@ -252,13 +281,15 @@ def _names(text: str) -> Iterator[tuple[str, int, int]]:
         if used is not None and values.strong(used.group("v").rstrip(".,;:")):
             v_start = name_start - len(before) + used.start("v")
             yield kind, v_start, v_start + len(used.group("v").rstrip(".,;:"))
-        found = _after_name(text, name_start, name_end, kind)
+        found = _after_name(text, name_start, name_end, kind, weak)
         if found is not None:
             resume = max(resume, found[2])
             yield found
 
 
-def _after_name(text: str, start: int, end: int, kind: str) -> tuple[str, int, int] | None:
+def _after_name(
+    text: str, start: int, end: int, kind: str, weak: bool = False
+) -> tuple[str, int, int] | None:
     """The value that a name at `[start, end)` is given, in any of the shapes people use."""
     if start > 0 and text[start - 1] == "<" and text.startswith(">", end):
         close = text.find("<", end + 1, end + 1026)  # <password>…</password>
@@ -274,9 +305,18 @@ def _after_name(text: str, start: int, end: int, kind: str) -> tuple[str, int, i
     name = text[start:end].lower()
     assign = _ASSIGN.match(text, end, end + 40)
     if assign is not None:
-        if name in _VERBS and assign.group()[:1].isspace():
+        operator = assign.group()
+        if name in _VERBS and operator.strip() == ":" and operator[:1].isspace():
             return None  # "Pass :meth:`x`" in a docstring
-        mode = "prose" if name in _VERBS else _assign_mode(text, start, assign.group())
+        quote = text[start - 1 : start]
+        if (
+            quote in ("'", '"')
+            and operator.strip() == ":"
+            and text.startswith(quote, end + len(operator.rstrip()))
+        ):
+            return None  # "Password:", a label inside a string
+        mode = "prose" if name in _VERBS else _assign_mode(text, start, operator)
+        mode = "token" if weak else mode
         span = _value(text, assign.end(), mode)
         return (kind, *span) if span else None
     floor = max(0, start - 200)
@@ -300,7 +340,7 @@ def _assign_mode(text: str, start: int, operator: str) -> str:
     if operator.lstrip()[:1] in "\"'" and "," in operator:
         # setProperty("dbPassword", "…"): a call's two strings, but only a strong value,
         # since a tuple of names ("next_token", "position") has the same shape
-        return "prose"
+        return "call"
     if start > 0 and text[start - 1] in "?&":
         return "query"
     bare = operator.strip(" \t\"']")

@@ -46,9 +46,8 @@ def _basic(value: str) -> bool:
         decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
         plain = decoded.decode("utf-8")
     except (binascii.Error, ValueError, UnicodeDecodeError):
-        return False
-    user, colon, password = plain.partition(":")
-    return bool(colon) and plain.isprintable() and len(password) >= 1
+        return len(value) >= 20 and values.random(value)  # not text: a token sent as Basic
+    return ":" in plain and plain.isprintable() and len(plain) >= 3
 
 
 def _bearer(value: str) -> bool:
@@ -66,8 +65,9 @@ SHAPES: tuple[Shape, ...] = (
     Shape(
         "url-password",
         ("://",),
-        r"""://[^\s/:@'"<>]{0,256}:(?P<v>[^\s/@'"<>]{1,256})@(?=[^\s/@'"<>])""",
-        lambda v: _literal(v) and v.lower() not in ("password", "pass", "secret", "token"),
+        # The password may hold an `@` of its own: the last one before the host ends it.
+        r"""://[^\s/:@'"<>]{0,256}:(?P<v>[^\s/'"<>]{1,256})@(?=[^\s/@'"<>])""",
+        lambda v: _literal(v) and v.lower() != "password",
     ),
     Shape(
         "password",
@@ -82,18 +82,20 @@ SHAPES: tuple[Shape, ...] = (
         r"sshpass[ \t]+-p[ \t]*" + _FLAG_VALUE,
         _literal,
     ),
-    Shape(
+    Shape(  # docker login … -p …, psexec \\host -u user -p …
         "password",
-        ("login",),
-        r"(?<![A-Za-z0-9_])login(?:[ \t]{1,8}[^\s]{1,80}){0,6}?[ \t]+-p[ \t]+" + _FLAG_VALUE,
+        ("login", "psexec"),
+        r"(?<![A-Za-z0-9_])(?:login|psexec(?:\.exe)?)(?:[ \t]{1,8}[^\s]{1,80}){0,6}?[ \t]+-p[ \t]+"
+        + _FLAG_VALUE,
         _literal,
+        re.IGNORECASE,
     ),
     Shape(
         "password",
         ("u ", "u=", "u'", 'u"', "--user", "--proxy-user"),
         r"""(?<![A-Za-z0-9_-])(?:-[A-Za-z]{0,6}u|--user|--proxy-user)(?:[ \t]+|=|[ \t]*(?=['"]))"""
         r"""['"]?"""
-        r"""[^\s:'"]{1,128}:(?P<v>[^\s'"]{1,256})""",
+        r"""[^\s:'"<>]{0,128}:['"]?(?P<v>[^\s'"]{1,256})""",
         _literal,
     ),
     Shape(
@@ -114,7 +116,7 @@ SHAPES: tuple[Shape, ...] = (
     Shape(
         "bearer-token",
         ("bearer",),
-        r"\bBearer[ \t]+(?P<v>[A-Za-z0-9._~+/-]{8,4096}=*)",
+        r"\bBearer[:=]?[ \t]+(?P<v>[A-Za-z0-9._~+/-]{8,4096}={0,3})",
         _bearer,
         re.IGNORECASE,
     ),
@@ -149,6 +151,7 @@ def _masked_span(match: re.Match[str]) -> tuple[int, int]:
 _BEGIN = Lazy(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _KEY_BODY = Lazy(r"[A-Za-z0-9+/=\s\\:,.-]{0,16384}")
 _END = "-----END"
+_BASE64_RUN = Lazy(r"[A-Za-z0-9+/]{20}")
 
 
 def _private_keys(text: str) -> Iterator[tuple[str, int, int]]:
@@ -167,11 +170,36 @@ def _private_keys(text: str) -> Iterator[tuple[str, int, int]]:
         if 0 <= next_end - begin.end() <= 65536:
             close = text.find("-----", next_end + len(_END), next_end + 80)
             end = close + 5 if close >= 0 else next_end + len(_END)
+            body_end = next_end
         else:
             body = _KEY_BODY.match(text, begin.end())
-            end = body.end() if body is not None else begin.end()
-        yield "private-key", begin.start(), end
+            end = body_end = body.end() if body is not None else begin.end()
+        # A key's body is base64 ("this is not a private key" between the lines is not).
+        if _BASE64_RUN.search(text, begin.end(), body_end) is not None:
+            yield "private-key", begin.start(), end
         at = max(end, begin.end())
+
+
+_SECRET_KIND = Lazy(r"^[ \t]*kind:[ \t]*['\"]?secret['\"]?[ \t]*$", re.IGNORECASE | re.MULTILINE)
+# A value of a Secret's `data:`: `key: <base64>` on one line, or a line of a block.
+_SECRET_VALUE = Lazy(
+    r"^[ \t]+(?:[\w.-]{1,64}:[ \t]*)?['\"]?(?P<v>[A-Za-z0-9+/]{8,4096}={0,2})['\"]?[ \t]*$",
+    re.MULTILINE,
+)
+
+
+def _kubernetes_secrets(text: str) -> Iterator[tuple[str, int, int]]:
+    """The values of a Kubernetes Secret's `data:`, base64 of the secret itself."""
+    if "kind" not in text or _SECRET_KIND.search(text) is None:
+        return
+    for match in _SECRET_VALUE.finditer(text):
+        value = match.group("v")
+        if len(value) % 4 == 0 and (len(value) >= 16 or value.endswith("=")):
+            try:
+                base64.b64decode(value, validate=True)
+            except (binascii.Error, ValueError):
+                continue
+            yield "kubernetes-secret", *match.span("v")
 
 
 def private_keys(text: str) -> Iterator[tuple[str, int, int]]:
@@ -182,6 +210,7 @@ def private_keys(text: str) -> Iterator[tuple[str, int, int]]:
 def scan(text: str) -> Iterator[tuple[str, int, int]]:
     """(kind, start, end) of every flag, header and URL that holds a credential."""
     yield from _shapes(text, SHAPES)
+    yield from _kubernetes_secrets(text)
 
 
 def patterns() -> Iterator[Lazy]:

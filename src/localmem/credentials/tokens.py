@@ -82,6 +82,16 @@ def _prefixed(
     return Token(kind, prefixes, source, check=fits, body=body, minimum=shortest)
 
 
+def _jwt_header(value: str) -> bool:
+    """A JWT's first part decodes to a JSON header naming its algorithm."""
+    head = value.split(".", 1)[0]
+    try:
+        decoded = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return decoded.startswith(b"{") and b'"alg"' in decoded
+
+
 def _jwt_inside(value: str) -> bool:
     """A base64 text that decodes to a JWT (people wrap one to pass it through YAML)."""
     try:
@@ -146,7 +156,7 @@ TOKENS: tuple[Token, ...] = (
             "xapp-",
         ),
         "[A-Za-z0-9-]",
-        10,
+        24,
         512,
         whole=46,
     ),
@@ -196,12 +206,12 @@ TOKENS: tuple[Token, ...] = (
     Token(
         "telegram-bot-token",
         (":AA",),
-        r"(?<![0-9])[0-9]{5,16}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])",
+        r"(?<![0-9])[0-9]{5,16}:AA[A-Za-z0-9_-]{30,36}(?![A-Za-z0-9_-])",
     ),
     _prefixed("docker-token", ("dckr_pat_", "dckr_oat_"), _URLSAFE, 20, 64),
     _prefixed("vault-token", ("hvs.", "hvb.", "hvr."), _URLSAFE, 24, 512),
     _prefixed("twilio-key", ("SK",), "[0-9a-f]", 32, 32),
-    _prefixed("mailgun-key", ("key-",), "[0-9a-f]", 32, 32),
+    _prefixed("mailgun-key", ("key-",), "[0-9a-z]", 32, 32),
     Token(
         "sentry-token",
         ("sntrys_", "sntryu_", "sntrya_"),
@@ -236,7 +246,7 @@ TOKENS: tuple[Token, ...] = (
     _prefixed(
         "planetscale-token",
         ("pscale_pw_", "pscale_tkn_", "pscale_oauth_"),
-        "[A-Za-z0-9_.-]",
+        "[A-Za-z0-9_.=-]",
         32,
         64,
     ),
@@ -266,7 +276,12 @@ TOKENS: tuple[Token, ...] = (
         ("PMAK-",),
         r"(?<![A-Za-z0-9])PMAK-[a-f0-9]{24}-[a-f0-9]{34}(?![A-Za-z0-9])",
     ),
-    _prefixed("doppler-token", ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct."), _ALNUM, 40, 48),
+    Token(  # service tokens may name their environment: dp.st.dev.…
+        "doppler-token",
+        ("dp.",),
+        r"(?<![A-Za-z0-9_.])dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_-]{1,40}\.)?"
+        r"[A-Za-z0-9]{40,48}(?![A-Za-z0-9])",
+    ),
     _prefixed("pulumi-token", ("pul-",), _HEX, 40, 40),
     _prefixed("netlify-token", ("nfp_",), _ALNUM, 36, 40),
     _prefixed("supabase-token", ("sbp_",), _HEX, 40, 40),
@@ -284,12 +299,41 @@ TOKENS: tuple[Token, ...] = (
         ("AGE-SECRET-KEY-1",),
         r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
     ),
+    _prefixed("crates-token", ("cio",), _ALNUM, 32, 32),
+    _prefixed("jina-key", ("jina_",), _ALNUM, 50, 72),
+    _prefixed("dependency-track-key", ("odt_",), _ALNUM, 32, 48),
+    _prefixed("adafruit-key", ("aio_",), _ALNUM, 28, 28),
+    _prefixed("docker-swarm-key", ("SWMKEY-1-",), _ALNUM, 40, 64),
+    Token(
+        "mailchimp-key",
+        ("-us",),
+        r"(?<![A-Za-z0-9])[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])",
+    ),
+    Token(
+        "newrelic-key",
+        ("NRAL",),
+        r"(?<![A-Za-z0-9])[A-Za-z0-9]{36}NRAL(?![A-Za-z0-9])",
+        check=lambda v: values.random(v[:36]),
+    ),
+    Token(
+        "1password-secret-key",
+        ("A3-",),
+        r"(?<![A-Za-z0-9-])A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})"
+        r"-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}(?![A-Za-z0-9])",
+    ),
+    Token(  # a private key in DER, base64 without its PEM lines: PKCS#1, PKCS#8, EC
+        "private-key",
+        ("MII", "MHcCAQEE"),
+        r"(?<![A-Za-z0-9+/])(?:MII[A-Za-z0-9+/]{2}(?:IBAAK|IBADAN)|MHcCAQEE)[A-Za-z0-9+/]{40,16384}"
+        r"={0,2}(?![A-Za-z0-9+/=])",
+    ),
     # JWTs: signed, unsigned (`alg: none`, an empty signature), and wrapped in base64.
     Token(
         "jwt",
         ("eyJ",),
         r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,4096}\.eyJ[A-Za-z0-9_-]{4,8192}\."
         r"(?:[A-Za-z0-9_-]{8,4096}|(?![A-Za-z0-9_-]))",
+        check=_jwt_header,
     ),
     Token(
         "jwt",

@@ -15,17 +15,17 @@ from localmem.credentials.lazy import Lazy
 PLACEHOLDER_WORDS = frozenset(
     {
         "true", "false", "null", "none", "nil", "undefined", "str", "string", "bytes", "int",
-        "bool", "boolean", "number", "char", "text", "object", "any", "optional", "secret",
+        "bool", "boolean", "number", "char", "text", "object", "any", "optional",
         "secrets", "password", "passwd", "token", "apikey", "api_key", "changeme", "change_me",
         "changeit", "example", "sample", "dummy", "placeholder", "redacted", "masked", "hidden",
         "required", "env", "environ", "xxx", "todo", "tbd", "fixme", "empty", "blank", "default",
         "bearer", "basic", "self", "this", "input", "getpass", "prompt", "value", "yourtoken",
         "your_password", "your-password", "yourpassword", "your_token", "your-token",
         "your_api_key", "your-api-key", "mypassword", "my_password", "secretkey", "notasecret",
-        "pass", "pwd", "key", "auth", "credentials", "credential", "public", "private",
+        "pwd", "key", "auth", "credentials", "credential", "public", "private",
         "not-needed", "not-required", "not-used", "unused", "ignored", "anything", "no-key",
-        "n/a", "sk-no-key-required", "lm-studio", "ollama", "float", "double", "binary", "array",
-        "date", "uuid", "url", "email", "json", "list", "dict", "map",
+        "n/a", "test", "sk-no-key-required", "lm-studio", "ollama", "float", "double",
+        "binary", "array", "date", "uuid", "url", "email", "json", "list", "dict", "map",
     }
 )  # fmt: skip
 
@@ -41,6 +41,17 @@ _DOTTED_NAME = Lazy(
 _NAME = Lazy(r"[A-Za-z_][A-Za-z0-9_]{0,128}")
 _CAMEL_PART = Lazy(r"[A-Z]?[a-z]{1,64}|[A-Z]{1,64}(?![a-z])")
 _VOWEL = Lazy(r"[aeiouyAEIOUY]")
+_TEMPLATE = Lazy(  # a value that only points at one: ${VAR}, {{ x }}, %s, %(name)s, {0}
+    r"\$\{[A-Za-z_][A-Za-z0-9_.]{0,64}\}|\{\{[^{}]{0,128}\}\}|%(?:\([A-Za-z_]{1,32}\))?[sdr](?![A-Za-z0-9])"
+    r"|\{[0-9]?\}"
+)
+_CALL_EXPRESSION = Lazy(r"[A-Za-z_$][\w.$:>-]{0,128}\([^()]{0,256}\)")
+_TOKEN_RUN = Lazy(r"[A-Za-z0-9+/=_.~-]{16,4096}")
+_SAME_RUN = Lazy(r"(.)\1{7}")
+_ALTERNATING = Lazy(r"a1b2c3d4|1a2b3c4d")
+_ORDERED_RUNS = ("abcdef", "bcdefg", "cdefgh", "defghi", "123456", "234567", "345678",
+                 "456789", "567890", "qwerty", "fghijk", "klmnop", "uvwxyz")  # fmt: skip
+_EXAMPLE_WORDS = ("example", "dummy", "sample", "fake", "placeholder", "changeme")
 _IDENTIFIER = Lazy(  # camelCase, PascalCase, snake_case, UPPER_SNAKE: names in code
     r"[A-Za-z][a-z0-9]{0,64}(?:[A-Z][a-z0-9]{0,64}){1,16}|[a-z][a-z0-9]{0,64}(?:_[a-z0-9]{1,64}){1,16}"
     r"|[A-Z][A-Z0-9]{0,64}(?:_[A-Z0-9]{1,64}){1,16}"
@@ -72,17 +83,15 @@ def mixed(value: str) -> bool:
 
 def placeholder(value: str) -> bool:
     """An example, an elision, a template or variable reference, not a value."""
-    bare = value.strip().rstrip("=")
+    bare = value.strip().strip("'\"`").rstrip("=")
     if len(bare) < 4:
         return True
-    if bare[0] in "<$%{[(*#@" or bare.startswith(("#{", "{{")):
+    if bare[0] in "<$[(" or bare.startswith(("#{", "{{", "&lt;", "***", "%", "@@")):
         return True  # <your password>, $TOKEN, ${API_KEY}, %PASS%, {{ secret }}, [redacted: x]
     if set(bare) <= set(".*x•_-X#?0:"):
         return True  # ..., ****, xxxx, 0000
-    if "..." in bare or "…" in bare or bare.endswith(("}}", "%")):
-        return True  # sk-..., abc...xyz: an elided example
-    if "%s" in bare or "%(" in bare or "{}" in bare or "{0}" in bare:
-        return True  # a format string: " --password=%s"
+    if "..." in bare or "…" in bare or _TEMPLATE.search(bare):
+        return True  # sk-..., abc...xyz, Bearer ${token}, "--password=%s"
     lowered = bare.lower()
     if lowered.rstrip("?![]") in PLACEHOLDER_WORDS or lowered.strip("_-") in PLACEHOLDER_WORDS:
         return True  # "string?" in a schema
@@ -90,9 +99,24 @@ def placeholder(value: str) -> bool:
         _WORD.fullmatch(lowered.replace("_", "-")) is not None
     ):
         return True  # your-api-key-here, insert_token_here
-    if "example" in lowered or lowered.startswith(("xxxx", "dummy", "sample", "fake")):
-        return True  # AKIAIOSFODNN7EXAMPLE, the documentation's own
-    return bool(set(lowered) <= set("x-_") or lowered.count("x") * 2 > len(lowered) > 8)
+    if any(word in lowered for word in _EXAMPLE_WORDS) or lowered.endswith("here"):
+        return True  # AKIAIOSFODNN7EXAMPLE, somefakekey, ...TokenHere: the documentation's own
+    return _made_up(lowered)
+
+
+def _made_up(lowered: str) -> bool:
+    """A value typed to look like a key: a run of one character (`aaaaaaaa`, `xxxx`),
+    the alphabet or the digits in order (`abcdefgh`, `123456`), `a1b2c3d4`, or a few
+    characters repeated (`asdfasdfasdf`)."""
+    if _SAME_RUN.search(lowered) or _ALTERNATING.search(lowered):
+        return True
+    if any(run in lowered for run in _ORDERED_RUNS):
+        return True
+    for width in (1, 2, 3, 4):
+        unit = lowered[:width]
+        if len(lowered) >= 3 * width and (unit * (len(lowered) // width + 1)).startswith(lowered):
+            return True
+    return lowered.count("x") * 2 > len(lowered) > 8
 
 
 def reference(value: str) -> bool:
@@ -103,7 +127,7 @@ def reference(value: str) -> bool:
         return True
     if bare.startswith(("/", "~/", "./", "../", "file:")) or bare[1:3] == ":\\":
         return True  # PWD=/home/me/src is a folder, not a password
-    if bare.endswith(("()", ")", "(")) or "(" in bare:
+    if _CALL_EXPRESSION.fullmatch(bare):
         return True  # getpass(), read_secret(name)
     if bare.startswith("_") and _NAME.fullmatch(bare):
         return True  # _core_token: a private name
@@ -135,6 +159,19 @@ def plain_datum(value: str) -> bool:
         or _VERSION.fullmatch(value)
         or _NUMBER_UNIT.fullmatch(value)
         or _DATE_TIME.fullmatch(value)
+    )
+
+
+def token_like(value: str) -> bool:
+    """One run of a token's characters, long and varied, letters with digits: what an
+    API key looks like where its name alone does not say it is one (`cache_key` may
+    hold `user:42`; `ADAFRUIT_IO_KEY` holds `aio_NrZCb67V…`)."""
+    return (
+        len(value) >= 16
+        and _TOKEN_RUN.fullmatch(value) is not None
+        and random(value)
+        and len(set(value)) >= 10
+        and not placeholder(value)
     )
 
 

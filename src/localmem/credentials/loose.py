@@ -1,0 +1,127 @@
+"""A generated secret standing alone: no name beside it, no provider's prefix.
+
+Agents write notes such as "the CI job authenticates with Rps15JICmtRVbFyS_95hou…
+now": a key pasted into a sentence, its name left behind. What still gives it
+away is that nobody types it: a long run of mixed-case letters and digits with
+no word in it. This rule runs last, on what no other rule claimed, and stays
+away from the random-looking strings that are not secrets: hexadecimal (commit
+hashes, digests, ids), UUIDs, anything in a URL or a path, integrity strings
+(`sha512-…`, `h1:…`), base64 images, SSH public keys, names in code, and the
+made-up values of documentation (`abcdef…`, `xxxx`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+
+from localmem.credentials import values
+from localmem.credentials.lazy import Lazy
+
+TYPE_CHECKING = False  # `typing` stays out of `local-memory remember`
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+KIND = "generated-secret"
+_SHORTEST = 24  # a generated secret shorter than this is too often an id
+_RUN = Lazy(r"(?<![A-Za-z0-9+/=_.~\-])[A-Za-z0-9+/_.~\-]{24,512}={0,2}(?![A-Za-z0-9+/=_.~\-])")
+_HEX = Lazy(r"[0-9A-Fa-f-]{24,512}")
+# What a published digest, key or encoded file is preceded by: never a secret.
+_PUBLISHED = ("base64,", "sha1-", "sha256-", "sha384-", "sha512-", "h1:", "sha256:", "sha1:",
+              "ssh-rsa ", "ssh-ed25519 ", "ecdsa-sha2-nistp256 ", "ssh-dss ", "md5-")  # fmt: skip
+_SEPARATORS = Lazy(r"[-_./~]")
+_WORD_RUN = Lazy(r"[A-Z][a-z]{2,64}|[a-z]{4,64}")
+_VOWEL = Lazy(r"[aeiouy]")
+_TYPED_ID = Lazy(r"[a-z]{1,8}_")
+_BLOCK = 16384  # how far back a PEM block's BEGIN line is looked for
+_LOOK_BACK = 24
+_MIN_BITS = 3.6  # Shannon entropy per character; random base62 of 24 characters has about 4.2
+
+
+def _entropy(value: str) -> float:
+    counts: dict[str, int] = {}
+    for char in value:
+        counts[char] = counts.get(char, 0) + 1
+    size = len(value)
+    return -sum(n / size * math.log2(n / size) for n in counts.values())
+
+
+def _generated(value: str) -> bool:
+    body = value.rstrip("=")
+    if len(body) < _SHORTEST or _HEX.fullmatch(body.removeprefix("0x")) is not None:
+        return False
+    if body.startswith(("/", "~", "AAAA", ".", "-")) or body.lower().startswith(_PUBLISHED):
+        return False  # a path, an SSH key's body, an integrity string
+    if "/" in body and "." in body.split("/", 1)[0]:
+        return False  # a host and its path
+    # The longest piece between separators is the generated part: `BSD-3-Clause-No-Nuclear`
+    # and `RE2_OPTIONS.never_capture` are words joined, `Rps15JICmtRVbFyS_95hou…` is not.
+    piece = max(_SEPARATORS.split(body), key=len)
+    if len(piece) < 16 or not any(ch.isdigit() for ch in piece) or values.placeholder(body):
+        return False
+    if _TYPED_ID.match(body) is not None or _encoded_text(body):
+        return False  # pi_A6jxgoS5AM… (an object's id), base64 of a message
+    if not any(ch.isupper() for ch in piece):
+        return _lower_case_generated(piece)
+    if not any(ch.islower() for ch in piece):
+        return False
+    if values.identifier_like(piece) or _wordy(piece):
+        return False
+    return len(set(piece)) >= 10 and _entropy(piece) >= _MIN_BITS
+
+
+def _lower_case_generated(piece: str) -> bool:
+    """Base36 (`zci3bxh3m13zd7hyelspztjtk2jndouy`): long, several digits, and few vowels,
+    where words and word-made names have about two in five."""
+    letters = [ch for ch in piece if ch.isalpha()]
+    vowels = sum(ch in "aeiouy" for ch in letters)
+    return (
+        len(piece) >= _SHORTEST
+        and len(letters) >= 8
+        and len(piece) - len(letters) >= 3
+        and vowels < 0.3 * len(letters)
+        and len(set(piece)) >= 12
+        and _entropy(piece) >= _MIN_BITS
+    )
+
+
+def _wordy(piece: str) -> bool:
+    """Mostly words run together (`PydanticDeprecatedSince20`): at least half the letters
+    are in capitalised words or runs of four lower-case letters, with a vowel, which
+    generated text seldom has."""
+    letters = sum(ch.isalpha() for ch in piece)
+    wordy = sum(len(run) for run in _WORD_RUN.findall(piece) if _VOWEL.search(run))
+    return letters > 0 and wordy * 2 >= letters
+
+
+def _encoded_text(value: str) -> bool:
+    """Base64 of readable text: a message or a file, not a key (a key decodes to noise)."""
+    padded = value + "=" * (-len(value) % 4)
+    try:
+        decoded = base64.b64decode(padded, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return False
+    return sum(ch.isprintable() or ch.isspace() for ch in decoded) >= 0.95 * len(decoded)
+
+
+def _inside_public_block(text: str, start: int) -> bool:
+    """Within a PEM block that is left (a certificate, a public key): private ones
+    were masked whole before this rule runs."""
+    begin = text.rfind("-----BEGIN", max(0, start - _BLOCK), start)
+    return begin >= 0 and text.find("-----END", begin, start) < 0
+
+
+def scan(text: str) -> Iterator[tuple[str, int, int]]:
+    """(kind, start, end) of every long random string that stands alone in `text`."""
+    for match in _RUN.finditer(text):
+        start, end = match.span()
+        while end > start and text[end - 1] in ".-~_":
+            end -= 1  # a sentence's full stop, not the key's
+        before = text[max(0, start - _LOOK_BACK) : start].lower()
+        if before.endswith(_PUBLISHED) or before.endswith(("/", "?", "&", "#", "@")):
+            continue
+        if _inside_public_block(text, start):
+            continue
+        if _generated(text[start:end]):
+            yield KIND, start, end
