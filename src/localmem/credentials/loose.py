@@ -31,8 +31,6 @@ _HEX = Lazy(r"[0-9A-Fa-f-]{24,512}")
 _PUBLISHED = ("base64,", "sha1-", "sha256-", "sha384-", "sha512-", "h1:", "sha256:", "sha1:",
               "ssh-rsa ", "ssh-ed25519 ", "ecdsa-sha2-nistp256 ", "ssh-dss ", "md5-")  # fmt: skip
 _SEPARATORS = Lazy(r"[-_./~]")
-_WORD_RUN = Lazy(r"[A-Z][a-z]{2,64}|[a-z]{4,64}")
-_VOWEL = Lazy(r"[aeiouy]")
 _TYPED_ID = Lazy(r"[a-z]{1,8}_")
 _BLOCK = 16384  # how far back a PEM block's BEGIN line is looked for
 _LOOK_BACK = 24
@@ -60,13 +58,13 @@ def _generated(value: str) -> bool:
     piece = max(_SEPARATORS.split(body), key=len)
     if len(piece) < 16 or not any(ch.isdigit() for ch in piece) or values.placeholder(body):
         return False
-    if _TYPED_ID.match(body) is not None or _encoded_text(body):
+    if _TYPED_ID.match(body) is not None or _encoded_text(body) or _encoded_text(piece):
         return False  # pi_A6jxgoS5AM… (an object's id), base64 of a message
     if not any(ch.isupper() for ch in piece):
         return _lower_case_generated(piece)
     if not any(ch.islower() for ch in piece):
         return False
-    if values.identifier_like(piece) or _wordy(piece):
+    if values.identifier_like(piece) or values.wordy(piece):
         return False
     return len(set(piece)) >= 10 and _entropy(piece) >= _MIN_BITS
 
@@ -84,15 +82,6 @@ def _lower_case_generated(piece: str) -> bool:
         and len(set(piece)) >= 12
         and _entropy(piece) >= _MIN_BITS
     )
-
-
-def _wordy(piece: str) -> bool:
-    """Mostly words run together (`PydanticDeprecatedSince20`): at least half the letters
-    are in capitalised words or runs of four lower-case letters, with a vowel, which
-    generated text seldom has."""
-    letters = sum(ch.isalpha() for ch in piece)
-    wordy = sum(len(run) for run in _WORD_RUN.findall(piece) if _VOWEL.search(run))
-    return letters > 0 and wordy * 2 >= letters
 
 
 def _encoded_text(value: str) -> bool:
@@ -121,7 +110,7 @@ def scan(text: str) -> Iterator[tuple[str, int, int]]:
         before = text[max(0, start - _LOOK_BACK) : start].lower()
         if before.endswith(_PUBLISHED) or before.endswith(("/", "?", "&", "#", "@")):
             continue
-        if _inside_public_block(text, start):
-            continue
+        if _inside_public_block(text, start) or "public" in before:
+            continue  # a certificate's lines, `public_key = "…"`
         if _generated(text[start:end]):
             yield KIND, start, end

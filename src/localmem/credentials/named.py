@@ -176,6 +176,8 @@ def _value(text: str, at: int, mode: str) -> tuple[int, int] | None:
             return None
         if inner.lower() in _CODE_WORDS:
             return None  # the token is "invalid"
+        if inner.strip()[:1] in ("+", ".") or inner.endswith((" +", "(")):
+            return None  # the quotes of a concatenation: `"…_password = "+new Buffer(`
         if values.placeholder(inner) or values.reference(inner) or values.identifier_like(inner):
             return None  # "serverAuth", "challengePassword": names
         return start, end
@@ -312,7 +314,7 @@ def _after_name(
         if (
             quote in ("'", '"')
             and operator.strip() == ":"
-            and text.startswith(quote, end + len(operator.rstrip()))
+            and text[end + len(operator.rstrip()) : end + 8].lstrip(" \t").startswith(quote)
         ):
             return None  # "Password:", a label inside a string
         mode = "prose" if name in _VERBS else _assign_mode(text, start, operator)

@@ -22,7 +22,7 @@ PLACEHOLDER_WORDS = frozenset(
         "bearer", "basic", "self", "this", "input", "getpass", "prompt", "value", "yourtoken",
         "your_password", "your-password", "yourpassword", "your_token", "your-token",
         "your_api_key", "your-api-key", "mypassword", "my_password", "secretkey", "notasecret",
-        "pwd", "key", "auth", "credentials", "credential", "public", "private",
+        "pass", "pwd", "key", "auth", "credentials", "credential", "public", "private",
         "not-needed", "not-required", "not-used", "unused", "ignored", "anything", "no-key",
         "n/a", "test", "sk-no-key-required", "lm-studio", "ollama", "float", "double",
         "binary", "array", "date", "uuid", "url", "email", "json", "list", "dict", "map",
@@ -41,11 +41,14 @@ _DOTTED_NAME = Lazy(
 _NAME = Lazy(r"[A-Za-z_][A-Za-z0-9_]{0,128}")
 _CAMEL_PART = Lazy(r"[A-Z]?[a-z]{1,64}|[A-Z]{1,64}(?![a-z])")
 _VOWEL = Lazy(r"[aeiouyAEIOUY]")
+_SELECTOR = Lazy(r"[#.][a-z][a-z-]{0,64}")
 _TEMPLATE = Lazy(  # a value that only points at one: ${VAR}, {{ x }}, %s, %(name)s, {0}
     r"\$\{[A-Za-z_][A-Za-z0-9_.]{0,64}\}|\{\{[^{}]{0,128}\}\}|%(?:\([A-Za-z_]{1,32}\))?[sdr](?![A-Za-z0-9])"
     r"|\{[0-9]?\}"
 )
 _CALL_EXPRESSION = Lazy(r"[A-Za-z_$][\w.$:>-]{0,128}\([^()]{0,256}\)")
+_WORD_RUN = Lazy(r"[A-Z][a-z]{2,64}|[a-z]{4,64}")
+_VOWEL_IN = Lazy(r"[aeiouy]")
 _TOKEN_RUN = Lazy(r"[A-Za-z0-9+/=_.~-]{16,4096}")
 _SAME_RUN = Lazy(r"(.)\1{7}")
 _ALTERNATING = Lazy(r"a1b2c3d4|1a2b3c4d")
@@ -88,6 +91,8 @@ def placeholder(value: str) -> bool:
         return True
     if bare[0] in "<$[(" or bare.startswith(("#{", "{{", "&lt;", "***", "%", "@@")):
         return True  # <your password>, $TOKEN, ${API_KEY}, %PASS%, {{ secret }}, [redacted: x]
+    if _SELECTOR.fullmatch(bare):
+        return True  # "#add-password": a CSS selector
     if set(bare) <= set(".*x•_-X#?0:"):
         return True  # ..., ****, xxxx, 0000
     if "..." in bare or "…" in bare or _TEMPLATE.search(bare):
@@ -162,6 +167,15 @@ def plain_datum(value: str) -> bool:
     )
 
 
+def wordy(piece: str) -> bool:
+    """Mostly words run together (`PydanticDeprecatedSince20`, `SalesResults`): at least
+    half the letters are in capitalised words or runs of four lower-case letters, with a
+    vowel, which generated text seldom has."""
+    letters = sum(ch.isalpha() for ch in piece)
+    found = sum(len(run) for run in _WORD_RUN.findall(piece) if _VOWEL_IN.search(run))
+    return letters > 0 and found * 2 >= letters
+
+
 def token_like(value: str) -> bool:
     """One run of a token's characters, long and varied, letters with digits: what an
     API key looks like where its name alone does not say it is one (`cache_key` may
@@ -172,6 +186,7 @@ def token_like(value: str) -> bool:
         and random(value)
         and len(set(value)) >= 10
         and not placeholder(value)
+        and not wordy(value)
     )
 
 
