@@ -87,6 +87,39 @@ SECRETS = [
         None,
     ),
     (
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  password: "
+        + "UzNjcjN0LVBhNTVmb3ItZGI="
+        + "\n  user: YXBw\n",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n"
+        "  password: [redacted: kubernetes-secret]\n  user: YXBw\n",
+        None,
+    ),
+    (
+        "machine api.acme.dev\n  login deploy\n  password Pw7rk2Lq9x\n",
+        "machine api.acme.dev\n  login deploy\n  password [redacted: password]\n",
+        None,
+    ),
+    (
+        'var c = new NetworkCredential("ci", "Qm7vX2kP9wLs");',
+        'var c = new NetworkCredential("ci", "[redacted: secret]");',
+        None,
+    ),
+    (
+        "mongodb+srv://app:p@ss-W0rd!@cluster0.x1y2z.mongodb.net/shop",
+        "mongodb+srv://app:[redacted: url-password]@cluster0.x1y2z.mongodb.net/shop",
+        None,
+    ),
+    (
+        "the CI job now authenticates with Rps15JICmtRVbFyS95houlLbm6xIQ2L today",
+        "the CI job now authenticates with [redacted: generated-secret] today",
+        None,
+    ),
+    (
+        "ADAFRUIT_IO_KEY = 'Kp3vZ8wQ2mRt6yLx9bN4cJ7hFs1dGa'",
+        "ADAFRUIT_IO_KEY = '[redacted: api-key]'",
+        None,
+    ),
+    (
         "curl -H 'Authorization: Bearer Zx81kLmQ2vB7pQ4rT9wYcN3'",
         "curl -H 'Authorization: Bearer [redacted: bearer-token]'",
         None,
@@ -142,6 +175,16 @@ HARMLESS = [
     "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
     "Vietnamese: mật khẩu không được lưu; 密码不保存",
     "already masked: password=[redacted: password] and [redacted: jwt]",
+    "commit 22c562429a61bb77172039e480873fb239dd8c03. and PydanticDeprecatedSince20 warnings",
+    "integrity sha512-EJs4ckcDLHVyaevZZTsrlIVTpSRTiCKVibSOUOJ9DZ08fM23doLXqI7NmO/jLxrI9tPQ==",
+    "payment intent pi_A6jxgoS5AMSQGcpNJkdqkSrM stuck; see BSD-3-Clause-No-Nuclear-License",
+    'this.addPassword = "#add-password"; sb.append("MasterUserPassword: " + get() + ",");',
+    "the password is at least 12 characters; the token is sent in the X-Auth header",
+    "Token: expires after 1 hour, refresh with the CLI",
+    "password: cambiarla ogni tre mesi; token: scade dopo ventiquattro ore",
+    "const token = req.headers.authorization;",
+    "SMTP_PASSWORD=\nSMTP_HOST=smtp.internal",
+    'see "https://url:8000";@mention the team',
 ]
 
 

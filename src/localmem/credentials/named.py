@@ -327,10 +327,20 @@ def _after_name(
     space = _SPACE.match(text, end, end + 16)
     if (
         space is not None
-        and (lead.endswith(("--", " -")) or lead.lstrip().upper() in ("ENV ", "ARG ", "SET "))
+        and (
+            lead.endswith(("--", " -"))
+            or lead.lstrip().upper() in ("ENV ", "ARG ", "SET ")
+            or not lead.strip()  # `password pass123` in .netrc, `password 'x'` in Gradle
+            or _NETRC_LOGIN.search(lead) is not None
+        )
         and not text.startswith("-", space.end())
     ):
         span = _value(text, space.end(), "flag")
+        if span is not None:
+            return (kind, *span)
+    call = _CALL.match(text, end, end + 300)  # new NetworkCredential("user", "…")
+    if call is not None and name.endswith(("credential", "credentials")):
+        span = _value(text, call.end(), "assign")
         return (kind, *span) if span else None
     if name in _VERBS:
         return None  # "pass it to the parser", "auth is handled upstream"
