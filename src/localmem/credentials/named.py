@@ -89,7 +89,7 @@ _ASSIGN = Lazy(
 )
 _XML_VALUE = Lazy(r"""["'][ \t]+value[ \t]*=[ \t]*""")
 _SPACE = Lazy(r"[ \t]+")
-_NETRC_LOGIN = Lazy(r"(?:^|[ \t])login[ \t]{1,8}[^\s]{1,128}[ \t]{1,8}\Z")
+_NETRC_LOGIN = Lazy(r"login[ \t]{1,8}[^\s]{1,128}[ \t]{1,8}\Z")
 _CALL = Lazy(r"""\([ \t]*"[^"\n]{0,128}"[ \t]*,[ \t]*(?=")""")
 _LINK_WORDS = (
     r"is|was|are|were|be|becomes|now|to|into|in|with|set to|changed to|is now|è|e'|é|era"
@@ -100,6 +100,8 @@ _PROSE = Lazy(  # up to five words between the name and its link: "for the QA bo
     r"[ \t]*[:=]?[ \t]+",
     re.IGNORECASE,
 )
+_AHEAD = 200  # the farthest any rule below looks past a name
+_USED_WORDS = Lazy(r" (?:as|come|làm) ")
 _USED_AS = Lazy(  # "use garnet-tundra-42 as the password"
     r"(?:^|[ \t])(?P<v>[^\s'\"]{6,128})[ \t]+(?:as|come|làm)[ \t]+(?:[^\s]{1,20}[ \t]{1,8}){0,2}\Z",
     re.IGNORECASE,
@@ -109,7 +111,8 @@ _QUOTED = Lazy(  # a string, with C#'s `@"…"` and Python's `r"…"` `b"…"` p
     r"""(?:@|[rRbBuUfF]{1,2})?(?:"((?:[^"\\\n]|\\.){0,1024})"|'((?:[^'\\\n]|\\.){0,1024})'"""
     r"""|`([^`\n]{0,1024})`)"""
 )
-_BARE = Lazy(r"""[^\s'"`,;<>()\[\]{}]{1,4096}""")
+# A bare value ends at `=` (base64's padding aside): `auth: password=…` holds a second name.
+_BARE = Lazy(r"""[^\s'"`,;<>()\[\]{}=]{1,4096}={0,3}""")
 _BARE_IN_QUERY = Lazy(r"""[^\s'"`,;<>&()\[\]{}=]{1,4096}={0,3}""")  # ?token=…&page=2
 _WORDS_AFTER = Lazy(r"[ \t]+[^\W\d_]{2,}")
 _CODE_WORDS = frozenset(
@@ -199,10 +202,9 @@ def _value(text: str, at: int, mode: str) -> tuple[int, int] | None:
         return (start, end) if values.strong(value) else None
     if mode == "token":
         return (start, end) if values.token_like(value) else None
-    head, equals, _ = value.partition("=")
-    if equals and head and _kind_of(_words(head)) is not None:
-        return None  # `auth: password=…`: the inner name is read on its own
-    if values.placeholder(value) or values.reference(value) or values.identifier_like(value):
+    if value != text[bare.start() : bare.end()] and values.placeholder(value):
+        return None
+    if values.reference(value) or values.identifier_like(value):
         return None
     if value.lower() in _CODE_WORDS or value.lower() in values.PLACEHOLDER_WORDS:
         return None
@@ -241,6 +243,7 @@ def _key_words(text: str) -> list[tuple[int, int, str]]:
 def _names(text: str) -> Iterator[tuple[str, int, int]]:
     resume = 0
     known: dict[str, tuple[str, bool] | None] = {}
+    rejected: set[tuple[int, str]] = set()
     for start, end, word in _key_words(text):
         if start < resume:
             continue
@@ -274,19 +277,24 @@ def _names(text: str) -> Iterator[tuple[str, int, int]]:
                 kind = "api-key"  # "the API key is …"
         if kind is None:
             continue
+        # A name met again with the same surroundings (a log's repeated line, a crafted
+        # text) gives the same answer: a rejected one is not looked at twice.
+        low = max(0, name_start - 24)
+        around = (name_start - low, text[low : name_end + _AHEAD])
+        if around in rejected:
+            continue
         before = text[max(0, name_start - 160) : name_start]
-        used = (
-            _USED_AS.search(before)
-            if " as " in before or "com" in before or "làm" in before
-            else None
-        )
+        used = _USED_AS.search(before) if _USED_WORDS.search(before) else None
         if used is not None and values.strong(used.group("v").rstrip(".,;:")):
             v_start = name_start - len(before) + used.start("v")
             yield kind, v_start, v_start + len(used.group("v").rstrip(".,;:"))
+            continue
         found = _after_name(text, name_start, name_end, kind, weak)
-        if found is not None:
-            resume = max(resume, found[2])
-            yield found
+        if found is None:
+            rejected.add(around)
+            continue
+        resume = max(resume, found[2])
+        yield found
 
 
 def _after_name(
@@ -321,20 +329,8 @@ def _after_name(
         mode = "token" if weak else mode
         span = _value(text, assign.end(), mode)
         return (kind, *span) if span else None
-    floor = max(0, start - 200)
-    line_start = text.rfind("\n", floor, start) + 1 or floor
-    lead = text[line_start:start]
     space = _SPACE.match(text, end, end + 16)
-    if (
-        space is not None
-        and (
-            lead.endswith(("--", " -"))
-            or lead.lstrip().upper() in ("ENV ", "ARG ", "SET ")
-            or not lead.strip()  # `password pass123` in .netrc, `password 'x'` in Gradle
-            or _NETRC_LOGIN.search(lead) is not None
-        )
-        and not text.startswith("-", space.end())
-    ):
+    if space is not None and not text.startswith("-", space.end()) and _flag_like(text, start):
         span = _value(text, space.end(), "flag")
         if span is not None:
             return (kind, *span)
@@ -345,6 +341,30 @@ def _after_name(
     if name in _VERBS:
         return None  # "pass it to the parser", "auth is handled upstream"
     return _after_prose_name(text, end, kind)
+
+
+def _flag_like(text: str, start: int) -> bool:
+    """Whether a name at `start` takes its value after a space: `--password …`,
+    `ENV DB_PASSWORD …`, a line of .netrc or Gradle (`password …`), `login user password …`.
+    Looks back a bounded way, without copying the line."""
+    if text.startswith(("--", " -"), max(0, start - 2)):
+        return True
+    at = start - 1
+    while at >= 0 and start - at <= 16 and text[at] in " \t":
+        at -= 1
+    if at < 0 or text[at] == "\n":
+        return True  # the first word of its line
+    word_start = at - 2
+    if text[max(0, word_start) : at + 1].upper() in ("ENV", "ARG", "SET") and (
+        word_start <= 0 or text[word_start - 1] == "\n"
+    ):
+        return True
+    login = text.rfind("login", max(0, start - 200), start)
+    return (
+        login >= 0
+        and (login == 0 or text[login - 1] in " \t\n")
+        and _NETRC_LOGIN.match(text, login, start) is not None
+    )
 
 
 def _assign_mode(text: str, start: int, operator: str) -> str:

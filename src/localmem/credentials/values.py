@@ -50,11 +50,13 @@ _CALL_EXPRESSION = Lazy(r"[A-Za-z_$][\w.$:>-]{0,128}\([^()]{0,256}\)")
 _WORD_RUN = Lazy(r"[A-Z][a-z]{2,64}|[a-z]{4,64}")
 _VOWEL_IN = Lazy(r"[aeiouy]")
 _TOKEN_RUN = Lazy(r"[A-Za-z0-9+/=_.~-]{16,4096}")
-_SAME_RUN = Lazy(r"(.)\1{7}")
-_ALTERNATING = Lazy(r"a1b2c3d4|1a2b3c4d")
-_ORDERED_RUNS = ("abcdef", "bcdefg", "cdefgh", "defghi", "123456", "234567", "345678",
-                 "456789", "567890", "qwerty", "fghijk", "klmnop", "uvwxyz")  # fmt: skip
-_EXAMPLE_WORDS = ("example", "dummy", "sample", "fake", "placeholder", "changeme")
+# A run of one character, the alphabet or the digits in order, a1b2c3d4: typed, not drawn.
+_MADE_UP = Lazy(
+    r"(.)\1{7}|a1b2c3d4|1a2b3c4d|abcdef|bcdefg|cdefgh|defghi|fghijk|klmnop|uvwxyz|qwerty"
+    r"|123456|234567|345678|456789|567890"
+)
+_EXAMPLE = Lazy(r"example|dummy|sample|fake|placeholder|changeme")
+_ELISION_CHARS = frozenset(".*x•_-X#?0:")
 _IDENTIFIER = Lazy(  # camelCase, PascalCase, snake_case, UPPER_SNAKE: names in code
     r"[A-Za-z][a-z0-9]{0,64}(?:[A-Z][a-z0-9]{0,64}){1,16}|[a-z][a-z0-9]{0,64}(?:_[a-z0-9]{1,64}){1,16}"
     r"|[A-Z][A-Z0-9]{0,64}(?:_[A-Z0-9]{1,64}){1,16}"
@@ -93,7 +95,7 @@ def placeholder(value: str) -> bool:
         return True  # <your password>, $TOKEN, ${API_KEY}, %PASS%, {{ secret }}, [redacted: x]
     if _SELECTOR.fullmatch(bare):
         return True  # "#add-password": a CSS selector
-    if set(bare) <= set(".*x•_-X#?0:"):
+    if _ELISION_CHARS.issuperset(bare):
         return True  # ..., ****, xxxx, 0000
     if "..." in bare or "…" in bare or _TEMPLATE.search(bare):
         return True  # sk-..., abc...xyz, Bearer ${token}, "--password=%s"
@@ -104,7 +106,7 @@ def placeholder(value: str) -> bool:
         _WORD.fullmatch(lowered.replace("_", "-")) is not None
     ):
         return True  # your-api-key-here, insert_token_here
-    if any(word in lowered for word in _EXAMPLE_WORDS) or lowered.endswith("here"):
+    if _EXAMPLE.search(lowered) or lowered.endswith("here"):
         return True  # AKIAIOSFODNN7EXAMPLE, somefakekey, ...TokenHere: the documentation's own
     return _made_up(lowered)
 
@@ -113,11 +115,9 @@ def _made_up(lowered: str) -> bool:
     """A value typed to look like a key: a run of one character (`aaaaaaaa`, `xxxx`),
     the alphabet or the digits in order (`abcdefgh`, `123456`), `a1b2c3d4`, or a few
     characters repeated (`asdfasdfasdf`)."""
-    if _SAME_RUN.search(lowered) or _ALTERNATING.search(lowered):
+    if _MADE_UP.search(lowered):
         return True
-    if any(run in lowered for run in _ORDERED_RUNS):
-        return True
-    for width in (1, 2, 3, 4):
+    for width in (1, 2, 3, 4) if len(lowered) <= 128 else ():
         unit = lowered[:width]
         if len(lowered) >= 3 * width and (unit * (len(lowered) // width + 1)).startswith(lowered):
             return True
