@@ -288,10 +288,10 @@ def _names(text: str) -> Iterator[tuple[str, int, int]]:
         if used is not None and values.strong(used.group("v").rstrip(".,;:")):
             v_start = name_start - len(before) + used.start("v")
             yield kind, v_start, v_start + len(used.group("v").rstrip(".,;:"))
-            continue
         found = _after_name(text, name_start, name_end, kind, weak)
         if found is None:
-            rejected.add(around)
+            if used is None:
+                rejected.add(around)
             continue
         resume = max(resume, found[2])
         yield found
