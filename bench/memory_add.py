@@ -68,7 +68,14 @@ def copy_of(size: int, label: str) -> Iterator[Path]:
 def check_switched_off() -> Iterator[None]:
     """This bench's own switch: the write path's masking step returns its input."""
     original = write.redact
-    write.redact = lambda content, keywords=(): (content, list(keywords), ())  # type: ignore[assignment]
+
+    def unmasked(
+        content: str, keywords: object = (), source: str | None = None, session: str | None = None
+    ) -> write.Redacted:
+        words = [keywords] if isinstance(keywords, str) else list(keywords)  # type: ignore[call-overload]
+        return write.Redacted(content, words, source, session, ())
+
+    write.redact = unmasked  # type: ignore[assignment]
     try:
         yield
     finally:

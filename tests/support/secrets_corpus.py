@@ -2928,6 +2928,58 @@ def _generated(r: _Rng) -> str:
             return value
 
 
+def _appsync(r: _Rng) -> str:
+    return "da" + "2-" + r.text(LOWER + DIGITS, 26)
+
+
+def _amazon_mws(r: _Rng) -> str:
+    return "amzn" + ".mws." + str(uuid.UUID(int=r.getrandbits(128)))
+
+
+def _dynatrace(r: _Rng) -> str:
+    return "dt0" + "c01." + r.text(UPPER + DIGITS, 24) + "." + r.text(UPPER + DIGITS, 64)
+
+
+def _django(r: _Rng) -> str:
+    return "django-" + "insecure-" + r.text(LOWER + DIGITS + "!@#%^&*(-_=+)", 50)
+
+
+def _dropbox(r: _Rng) -> str:
+    return "s" + "l." + r.text(B64URL, 138)
+
+
+def _artifactory(r: _Rng) -> str:
+    return "AK" + "Cp" + r.text(ALNUM, 69)
+
+
+def _facebook(r: _Rng) -> str:
+    return "EA" + "AG" + r.text(ALNUM, 150)
+
+
+def _onepassword_service(r: _Rng) -> str:
+    return "op" + "s_" + "eyJ" + r.b64(180).rstrip("=")
+
+
+def _fly_macaroon_bare(r: _Rng) -> str:
+    return "fm" + "2_" + r.b64(120)
+
+
+def _gitlab_registration(r: _Rng) -> str:
+    return "GR13" + "48941" + r.text(B64URL, 20)
+
+
+def _clojars(r: _Rng) -> str:
+    return "CLOJ" + "ARS_" + r.text(LOWER + DIGITS, 60)
+
+
+def _swarm_join(r: _Rng) -> str:
+    return "SWMTKN" + "-1-" + r.text(LOWER + DIGITS, 50) + "-" + r.text(LOWER + DIGITS, 25)
+
+
+def _newrelic_rest(r: _Rng) -> str:
+    return "NR" + "RA-" + r.text(HEX, 42)
+
+
 def _more(family: str, make: Callable[[_Rng], str], env: str, label: str, it: str, vi: str,
           api: str) -> _Provider:  # fmt: skip
     return _Provider(family, make, env, label, it, vi, api)
@@ -3001,6 +3053,37 @@ MORE_PROVIDERS = (
           "chiave segreta 1Password", "khóa bí mật 1Password", "https://my.1password.com/"),
     _more("der-private-key", _der_private_key, "TLS_KEY_DER", "private key in DER",
           "chiave privata DER", "khóa riêng DER", "https://acme.dev/tls"),
+    _more("appsync", _appsync, "APPSYNC_API_KEY", "AppSync API key", "chiave API AppSync",
+          "khóa API AppSync", "https://abc.appsync-api.eu-west-1.amazonaws.com/graphql"),
+    _more("amazon-mws", _amazon_mws, "MWS_AUTH_TOKEN", "MWS auth token", "token MWS",
+          "token MWS", "https://mws.amazonservices.com/"),
+    _more("dynatrace", _dynatrace, "DT_API_TOKEN", "Dynatrace token", "token Dynatrace",
+          "token Dynatrace", "https://abc12345.live.dynatrace.com/api/v2/metrics"),
+    _more("django-secret-key", _django, "DJANGO_SECRET_KEY", "Django secret key",
+          "chiave segreta di Django", "khóa bí mật Django", "https://acme.dev/admin"),
+    _more("dropbox", _dropbox, "DROPBOX_TOKEN", "Dropbox access token",
+          "token di accesso Dropbox", "token truy cập Dropbox",
+          "https://api.dropboxapi.com/2/files/list_folder"),
+    _more("artifactory", _artifactory, "ARTIFACTORY_API_KEY", "Artifactory API key",
+          "chiave API Artifactory", "khóa API Artifactory",
+          "https://acme.jfrog.io/artifactory/api/repositories"),
+    _more("facebook", _facebook, "FB_ACCESS_TOKEN", "Facebook access token",
+          "token di accesso Facebook", "token truy cập Facebook",
+          "https://graph.facebook.com/v19.0/me"),
+    _more("1password-service-account", _onepassword_service, "OP_SERVICE_ACCOUNT_TOKEN",
+          "1Password service account token", "token dell'account di servizio 1Password",
+          "token tài khoản dịch vụ 1Password", "https://my.1password.com/"),
+    _more("fly-macaroon-bare", _fly_macaroon_bare, "FLY_ACCESS_TOKEN", "Fly.io token",
+          "token Fly.io", "token Fly.io", "https://api.fly.io/graphql"),
+    _more("gitlab-runner-registration", _gitlab_registration, "RUNNER_REGISTRATION_TOKEN",
+          "GitLab runner registration token", "token di registrazione del runner GitLab",
+          "token đăng ký runner GitLab", "https://gitlab.com/api/v4/runners"),
+    _more("clojars", _clojars, "LEIN_PASSWORD", "Clojars deploy token",
+          "token di deploy Clojars", "token deploy Clojars", "https://clojars.org/repo"),
+    _more("docker-swarm-join", _swarm_join, "SWARM_JOIN_TOKEN", "swarm join token",
+          "token di adesione allo swarm", "token tham gia swarm", "https://docs.docker.com/"),
+    _more("newrelic-rest", _newrelic_rest, "NEW_RELIC_REST_KEY", "New Relic REST API key",
+          "chiave REST di New Relic", "khóa REST New Relic", "https://api.newrelic.com/v2/"),
     _more("generated-no-prefix", _generated, "APP_SECRET", "generated secret",
           "segreto generato", "chuỗi bí mật sinh ngẫu nhiên", "https://acme.dev/api"),
 )  # fmt: skip

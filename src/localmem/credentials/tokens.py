@@ -327,6 +327,31 @@ TOKENS: tuple[Token, ...] = (
         r"(?<![A-Za-z0-9+/])(?:MII[A-Za-z0-9+/]{2}(?:IBAAK|IBADAN)|MHcCAQEE)[A-Za-z0-9+/]{40,16384}"
         r"={0,2}(?![A-Za-z0-9+/=])",
     ),
+    _prefixed("appsync-key", ("da2-",), "[a-z0-9]", 26, 26),
+    Token(
+        "amazon-mws-token",
+        ("amzn.mws.",),
+        r"amzn\.mws\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+    ),
+    Token(
+        "dynatrace-token",
+        ("dt0c01.",),
+        r"(?<![A-Za-z0-9])dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}(?![A-Za-z0-9])",
+    ),
+    Token(
+        "django-secret-key",
+        ("django-insecure-",),
+        r"django-insecure-[^\s'\"]{40,80}",
+    ),
+    _prefixed("dropbox-token", ("sl.",), _URLSAFE, 130, 1400),
+    _prefixed("artifactory-key", ("AKCp",), _ALNUM, 64, 73),
+    _prefixed("facebook-token", ("EAAC", "EAAG", "EAAB", "EAAI", "EAAJ"), _ALNUM, 96, 512),
+    _prefixed("1password-service-token", ("ops_eyJ",), "[A-Za-z0-9+/]", 100, 2048, tail="={0,2}"),
+    _prefixed("fly-token", ("fm1r_", "fm1a_", "fm2_"), "[A-Za-z0-9+/]", 64, 4096, tail="={0,2}"),
+    _prefixed("gitlab-token", ("GR1348941",), _URLSAFE, 20, 40),
+    _prefixed("clojars-token", ("CLOJARS_",), "[a-z0-9]", 60, 60),
+    _prefixed("docker-swarm-key", ("SWMTKN-1-",), "[a-z0-9-]", 70, 90),
+    _prefixed("newrelic-key", ("NRRA-", "NRIQ-"), "[A-Za-z0-9_-]", 30, 50),
     # JWTs: signed, unsigned (`alg: none`, an empty signature), and wrapped in base64.
     Token(
         "jwt",

@@ -169,10 +169,14 @@ def plain_datum(value: str) -> bool:
 
 def wordy(piece: str) -> bool:
     """Mostly words run together (`PydanticDeprecatedSince20`, `SalesResults`): at least
-    half the letters are in capitalised words or runs of four lower-case letters, with a
-    vowel, which generated text seldom has."""
+    half the letters are in capitalised words or runs of four lower-case letters with
+    two vowels or more, one letter in four at least, which generated text seldom has."""
     letters = sum(ch.isalpha() for ch in piece)
-    found = sum(len(run) for run in _WORD_RUN.findall(piece) if _VOWEL_IN.search(run))
+    found = 0
+    for run in _WORD_RUN.findall(piece):
+        vowels = len(_VOWEL_IN.findall(run))
+        if vowels >= 2 and vowels * 4 >= len(run):  # "Deprecated", not "Zdasp" or "Rpxje"
+            found += len(run)
     return letters > 0 and found * 2 >= letters
 
 
