@@ -249,6 +249,15 @@ def test_search_does_not_import_mcp(run, env: dict[str, str]) -> None:  # type: 
     assert lines[-1] == "clean"
 
 
+def test_recall_never_loads_the_credential_detector(run, env: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
+    """Masking is a write's cost: search and the prompt hook do not import it (issue 20)."""
+    run("add", "Ledgers close at midnight")
+    report = "'loaded' if any(m.startswith('localmem.credentials') for m in sys.modules) else 'no'"
+    for args in (["search", "ledgers", "--json"], ["search", "ledgers", "--context"]):
+        assert modules_after(args, report, env, run.repo)[-1] == "no"
+    assert modules_after(["add", "Ledgers reopen at six"], report, env, run.repo)[-1] == "loaded"
+
+
 def test_context_fast_path_skips_click(run, env: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
     run("add", "Ledgers close at midnight")  # "anything" is a stopword (decision 72)
     report = "sorted(m for m in ('click', 'dataclasses', 'typing', 'pathlib') if m in sys.modules)"

@@ -210,3 +210,6 @@ def test_command_imports_only_the_standard_library(folder: Path, env: dict[str, 
     )
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, timeout=60)
     assert done.returncode == 0 and done.stderr == b"[]"
+    recall = probe.replace("'prompt'", "'recall', 'food'")
+    done = subprocess.run([sys.executable, "-c", recall], env=env, capture_output=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == b"[]"

@@ -19,7 +19,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from localmem import credentials
 from localmem.errors import InvalidInput, NotFound
 from localmem.memory import rows, workspaces
 from localmem.memory.model import (
@@ -107,6 +106,9 @@ def redact(
     """Every field with its credentials masked as `[redacted: KIND]`. Values that are
     not storable text are left as given, for `normalize_keywords` and `check_field`
     to refuse."""
+    # Imported here: a read (search, the prompt hook) imports this module, never the detector.
+    from localmem import credentials
+
     masked = credentials.mask(content)
     found = list(masked.kinds)
 
