@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 class Shape:
     """A pattern with literal markers; its group `v` is the span to mask."""
 
-    __slots__ = ("check", "kind", "markers", "pattern")
+    __slots__ = ("any_case", "check", "kind", "markers", "pattern")
 
     def __init__(
         self,
@@ -38,6 +38,7 @@ class Shape:
         self.markers = markers
         self.check = check
         self.pattern = Lazy(source, flags)
+        self.any_case = bool(flags & re.IGNORECASE)  # its markers are looked for lower-cased
 
 
 def _basic(value: str) -> bool:
@@ -126,7 +127,7 @@ SHAPES: tuple[Shape, ...] = (
 def _shapes(text: str, shapes: tuple[Shape, ...]) -> Iterator[tuple[str, int, int]]:
     lowered: str | None = None
     for shape in shapes:
-        if shape.pattern.flags & re.IGNORECASE:
+        if shape.any_case:
             lowered = lowered if lowered is not None else text.lower()
             if not any(marker in lowered for marker in shape.markers):
                 continue

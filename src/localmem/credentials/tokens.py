@@ -369,11 +369,35 @@ TOKENS: tuple[Token, ...] = (
 )
 
 
+def _rules_by_marker(rules: tuple[Token, ...]) -> tuple[tuple[str, frozenset[int]], ...]:
+    """Each marker once, with the rules it starts: one substring scan per marker."""
+    by_marker: dict[str, set[int]] = {}
+    for index, rule in enumerate(rules):
+        for marker in rule.markers:
+            by_marker.setdefault(marker, set()).add(index)
+    return tuple((marker, frozenset(found)) for marker, found in by_marker.items())
+
+
+_MARKERS: list[tuple[tuple[Token, ...], tuple[tuple[str, frozenset[int]], ...]]] = []
+
+
+def _markers(table: tuple[Token, ...]) -> tuple[tuple[str, frozenset[int]], ...]:
+    """The markers of `table`, built on first use (a test may swap the table)."""
+    if not _MARKERS or _MARKERS[0][0] is not table:
+        _MARKERS[:] = [(table, _rules_by_marker(table))]
+    return _MARKERS[0][1]
+
+
 def scan(text: str) -> Iterator[tuple[str, int, int]]:
     """(kind, start, end) of every shaped token in `text`, rule by rule."""
-    for rule in TOKENS:
-        if not any(marker in text for marker in rule.markers):
-            continue
+    table = TOKENS
+    markers = _markers(table)
+    wanted: set[int] = set()
+    for marker, indexes in markers:
+        if marker in text:
+            wanted.update(indexes)
+    for index in sorted(wanted):
+        rule = table[index]
         for match in rule.pattern.finditer(text):
             start, end = match.span()
             value = match.group()
