@@ -6,7 +6,8 @@
 For each crafted input (the shapes that made the old rules quadratic, and the
 markers every rule starts from, repeated to fill the size) and for a realistic
 log, it times `credentials.mask` at each size from 16 KiB to 1 MiB, doubling,
-and prints the median CPU time of `--runs` runs and the ratio to the size
+and prints the median CPU time of `--runs` runs (each a batch of at least 1 MiB
+of distinct texts) and the ratio to the size
 before. CPU time of this process (`time.process_time`), not wall time: the
 machine is shared, and another process's load must not read as our cost. The
 exit status is 1 when any ratio is over 2.5 (twice the text, at most 2.5x the
@@ -114,9 +115,9 @@ INPUTS: dict[str, Callable[[int, int], str]] = {
 
 
 def cpu_time(make: Callable[[int, int], str], size: int, run: int) -> float:
-    """CPU seconds per text of `size`, over a batch of at least 256 KiB of distinct texts
+    """CPU seconds per text of `size`, over a batch of at least 1 MiB of distinct texts
     (a small text timed alone is mostly the clock's noise)."""
-    batch = max(1, 256 * KIB // size)
+    batch = max(1, 1024 * KIB // size)
     texts = [make(size, run * 1000 + n) for n in range(batch)]
     start = time.process_time()
     for text in texts:
