@@ -15,6 +15,7 @@ import re
 
 from localmem.credentials import values
 from localmem.credentials.lazy import Lazy
+from localmem.credentials.markers import Markers
 
 TYPE_CHECKING = False  # `typing` stays out of `local-memory remember`
 if TYPE_CHECKING:
@@ -124,15 +125,23 @@ SHAPES: tuple[Shape, ...] = (
 )
 
 
+_MARKERS: list[tuple[Markers, Markers]] = []
+
+
+def _markers(shapes: tuple[Shape, ...]) -> tuple[Markers, Markers]:
+    """(markers looked for as written, markers looked for in the lower-cased text)."""
+    if not _MARKERS or _MARKERS[0][0].key is not shapes:
+        exact = [(i, s.markers) for i, s in enumerate(shapes) if not s.any_case]
+        any_case = [(i, s.markers) for i, s in enumerate(shapes) if s.any_case]
+        _MARKERS[:] = [(Markers(shapes, exact), Markers(shapes, any_case))]
+    return _MARKERS[0]
+
+
 def _shapes(text: str, shapes: tuple[Shape, ...]) -> Iterator[tuple[str, int, int]]:
-    lowered: str | None = None
-    for shape in shapes:
-        if shape.any_case:
-            lowered = lowered if lowered is not None else text.lower()
-            if not any(marker in lowered for marker in shape.markers):
-                continue
-        elif not any(marker in text for marker in shape.markers):
-            continue
+    exact, any_case = _markers(shapes)
+    wanted = exact.wanted(text) | any_case.wanted(text.lower())
+    for index in sorted(wanted):
+        shape = shapes[index]
         for match in shape.pattern.finditer(text):
             start, end = _masked_span(match)
             if shape.check is None or shape.check(text[start:end]):

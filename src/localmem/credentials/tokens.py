@@ -20,6 +20,7 @@ import re
 
 from localmem.credentials import values
 from localmem.credentials.lazy import Lazy
+from localmem.credentials.markers import Markers
 
 TYPE_CHECKING = False  # `typing` stays out of `local-memory remember`
 if TYPE_CHECKING:
@@ -369,34 +370,20 @@ TOKENS: tuple[Token, ...] = (
 )
 
 
-def _rules_by_marker(rules: tuple[Token, ...]) -> tuple[tuple[str, frozenset[int]], ...]:
-    """Each marker once, with the rules it starts: one substring scan per marker."""
-    by_marker: dict[str, set[int]] = {}
-    for index, rule in enumerate(rules):
-        for marker in rule.markers:
-            by_marker.setdefault(marker, set()).add(index)
-    return tuple((marker, frozenset(found)) for marker, found in by_marker.items())
+_MARKERS: list[Markers] = []
 
 
-_MARKERS: list[tuple[tuple[Token, ...], tuple[tuple[str, frozenset[int]], ...]]] = []
-
-
-def _markers(table: tuple[Token, ...]) -> tuple[tuple[str, frozenset[int]], ...]:
+def _markers(table: tuple[Token, ...]) -> Markers:
     """The markers of `table`, built on first use (a test may swap the table)."""
-    if not _MARKERS or _MARKERS[0][0] is not table:
-        _MARKERS[:] = [(table, _rules_by_marker(table))]
-    return _MARKERS[0][1]
+    if not _MARKERS or _MARKERS[0].key is not table:
+        _MARKERS[:] = [Markers(table, [(i, rule.markers) for i, rule in enumerate(table)])]
+    return _MARKERS[0]
 
 
 def scan(text: str) -> Iterator[tuple[str, int, int]]:
     """(kind, start, end) of every shaped token in `text`, rule by rule."""
     table = TOKENS
-    markers = _markers(table)
-    wanted: set[int] = set()
-    for marker, indexes in markers:
-        if marker in text:
-            wanted.update(indexes)
-    for index in sorted(wanted):
+    for index in sorted(_markers(table).wanted(text)):
         rule = table[index]
         for match in rule.pattern.finditer(text):
             start, end = match.span()
