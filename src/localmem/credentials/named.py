@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 
 # What every name that holds a secret contains, lower case ("pass" finds `dbPassword`).
 _KEY_WORDS = (
-    "pass", "pw", "secret", "token", "key", "cred", "auth", "mật khẩu", "mat khau",
-    "contraseña", "mot de passe", "kennwort", "chiave", "khóa", "khoá", "clave",
+    "pass", "pw", "secret", "token", "key", "cred", "auth", "login", "license", "mật khẩu",
+    "mat khau", "contraseña", "mot de passe", "kennwort", "chiave", "khóa", "khoá", "clave",
 )  # fmt: skip
 _KEY_WORDS_ANY_CASE = Lazy("|".join(_KEY_WORDS), re.IGNORECASE)
 _NAME_CHARS = Lazy(r"[A-Za-z0-9_.\-]*")
@@ -115,7 +115,7 @@ _QUOTED = Lazy(  # a string, with C#'s `@"…"` and Python's `r"…"` `b"…"` p
 _BARE = Lazy(r"""[^\s'"`,;<>()\[\]{}=]{1,4096}={0,3}""")
 _BARE_IN_QUERY = Lazy(r"""[^\s'"`,;<>&()\[\]{}=]{1,4096}={0,3}""")  # ?token=…&page=2
 _WORDS_AFTER = Lazy(r"[ \t]+[^\W\d_]{2,}")
-_CODE_WORDS = frozenset(
+_CODE_WORDS = frozenset(  # settings and states, not secrets: `auth: oauth2`, `token: invalid`
     {
         "enabled", "disabled", "on", "off", "yes", "no", "auto", "manual", "header", "cookie",
         "session", "oauth", "oauth2", "jwt", "hmac", "login", "digest", "ntlm", "kerberos",
@@ -163,9 +163,11 @@ def _kind_of(words: list[str]) -> tuple[str, bool] | None:
 
 def _value(text: str, at: int, mode: str) -> tuple[int, int] | None:
     """The span of the value that starts at `at`, if it looks like one in `mode`:
-    `assign` (after `=` or `:` in config, a flag), `query` (in a URL's query), `code`
-    (after ` = `: a bare word there is a variable) or `prose` (a sentence: only a
-    strong value counts)."""
+    - `assign`: after `=` or `:` in config; `query`: in a URL's query (ends at `&`);
+    - `code`: after ` = `, where a bare word is a variable; `flag`: after `--password `;
+    - `prose`: in a sentence, where only a strong value (or a quoted word) counts;
+    - `call`, `compare`: a call's second string, `== "…"`: only a strong value;
+    - `token`: after a weak name (`cache_key`): only a token-shaped value."""
     quoted = _QUOTED.match(text, at)
     if quoted is not None:
         group = next(g for g in (1, 2, 3) if quoted.group(g) is not None)
