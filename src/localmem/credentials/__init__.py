@@ -1,4 +1,4 @@
-"""Credentials in text: one detector that both stores use (decisions 107 and 141).
+"""Credentials in text: one detector that both stores use (decisions 107, 141, 142).
 
 The memory store masks what `find()` reports as `[redacted: KIND]` on its one
 write path (`memory.write.redact`); the facts store refuses such a fact instead,
@@ -12,8 +12,12 @@ How a text is read:
 3. `shapes`: credentials known by the shape around them (a flag, a header, a
    URL's user part, a PEM block); `named`: values given to a name that holds a
    secret, with the value checks in `values`;
-4. here: an AWS secret key written beside its key id, and every other copy of a
+4. `loose`: a generated secret standing alone, with no name and no prefix;
+5. here: an AWS secret key written beside its key id, and every other copy of a
    secret already found, wherever it stands in the text.
+
+Each step takes only what no earlier step claimed, so the most specific rule names
+the kind.
 
 Every step is linear in the text's length (`bench/credentials_scaling.py` shows
 it; `tests/test_credentials_scaling.py` holds the patterns to shapes that stay
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 from localmem.credentials import loose, named, shapes, tokens
 from localmem.credentials.lazy import Lazy
+from localmem.credentials.values import random
 from localmem.credentials.view import View
 
 MARK = "[redacted: {kind}]"
@@ -94,8 +99,6 @@ class _Claims:
 
 def _aws_secret_keys(text: str, claims: _Claims) -> None:
     """A 40-character secret access key written near its key id, in prose or a table."""
-    from localmem.credentials.values import random
-
     for kind, start, end in list(claims.found):
         if kind != "aws-access-key":
             continue
