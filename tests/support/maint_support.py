@@ -1,11 +1,16 @@
-"""Helpers for the maintenance tests: a settable clock and a small store to work on."""
+"""Helpers for the maintenance tests: a settable clock, a small store to work on, the
+write path's masking taken out (a store written before masking existed), and a wait
+for what a detached worker does."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import localmem
+from localmem.memory import write
 from localmem.memory.store import Store
 
 
@@ -54,3 +59,23 @@ def filled(path: Path, clock: Clock | None = None) -> Store:
     store.search("pytest make test", workspace="api")  # recall counts and times
     assert a.id == 1
     return store
+
+
+def unmasked(
+    content: str,
+    keywords: Iterable[str] | str = (),
+    source: str | None = None,
+    session_id: str | None = None,
+) -> write.Redacted:
+    """The write path's masking step taken out: every field as given."""
+    words = [keywords] if isinstance(keywords, str) else list(keywords)
+    return write.Redacted(content, words, source, session_id, ())
+
+
+def wait_for(condition: Callable[[], bool], what: str, deadline: float = 60.0) -> None:
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        if condition():
+            return
+        time.sleep(0.05)  # polling the remote, not a fixed wait
+    raise AssertionError(f"timed out waiting for {what}")

@@ -8,12 +8,11 @@ import hashlib
 import json
 import subprocess
 from collections import Counter
-from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 from conftest import script
-from maint_support import Clock, open_at
+from maint_support import Clock, open_at, unmasked
 
 from localmem.memory import write
 from localmem.memory.maintenance.audit import audit_file
@@ -24,17 +23,6 @@ TOKEN_BODY = "a1B2c3D4e5F6g7H8i9J0" + "k1L2m3N4o5P6q7R8"
 GH = "ghp_" + TOKEN_BODY
 PASSWORD = "Tr0ub4dor3xq"
 LEAKY = f"CI pushes with {GH} and the db is postgres://ci:{PASSWORD}@db.staging/shop"
-
-
-def unmasked(
-    content: str,
-    keywords: Iterable[str] | str = (),
-    source: str | None = None,
-    session_id: str | None = None,
-) -> write.Redacted:
-    """The write path's masking step taken out: every field as given."""
-    words = [keywords] if isinstance(keywords, str) else list(keywords)
-    return write.Redacted(content, words, source, session_id, ())
 
 
 def _digest(path: Path) -> str:

@@ -9,14 +9,13 @@ import json
 import os
 import pty
 import subprocess
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from conftest import script
-from maint_support import Clock
+from maint_support import Clock, unmasked, wait_for
 
 import localmem
 from localmem.memory import write
@@ -37,17 +36,6 @@ SECRETS = (GH, GH.lower(), GH2, PASSWORD, PASSWORD2)  # keywords are stored lowe
 def git(*args: str, cwd: Path | None = None) -> str:
     done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
     return done.stdout
-
-
-def unmasked(
-    content: str,
-    keywords: Iterable[str] | str = (),
-    source: str | None = None,
-    session_id: str | None = None,
-) -> write.Redacted:
-    """The write path's masking step taken out: a store written before masking existed."""
-    words = [keywords] if isinstance(keywords, str) else list(keywords)
-    return write.Redacted(content, words, source, session_id, ())
 
 
 @dataclass(frozen=True)
@@ -103,15 +91,6 @@ def every_object(repo: Path) -> str:
         capture_output=True,
         check=True,
     ).stdout.decode("utf-8", "replace")
-
-
-def wait_for(condition: Callable[[], bool], what: str, deadline: float = 60.0) -> None:
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        if condition():
-            return
-        time.sleep(0.05)  # polling the remote, not a fixed wait
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture

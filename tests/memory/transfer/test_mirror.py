@@ -6,12 +6,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from maint_support import open_at
+from maint_support import open_at, wait_for
 
 from localmem.errors import Conflict
 from localmem.memory.transfer import mirror
@@ -22,15 +20,6 @@ from localmem.memory.transfer.restore import restore
 def git(*args: str, cwd: Path | None = None) -> str:
     done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
     return done.stdout
-
-
-def wait_for(condition: Callable[[], bool], what: str, deadline: float = 60.0) -> None:
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        if condition():
-            return
-        time.sleep(0.05)  # polling the remote, not a fixed wait
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def subjects(remote: Path) -> list[str]:
