@@ -1,11 +1,12 @@
 """Credentials that carry their own shape: a provider's fixed prefix and body.
 
-Each entry says where the provider documents the shape (prefix, alphabet,
-length) and is caught alone in prose, with no name beside it. A rule costs
-nothing on a text that lacks all of its markers (one substring scan each), and
-its pattern is compiled the first time a text holds a marker, so a process pays
-only for the rules its texts need. Every repeat is bounded, and each pattern
-starts at a literal, so a scan is one pass over the text.
+Each entry follows the shape its provider documents (prefix, alphabet, length)
+and is caught alone in prose, with no name beside it. A rule costs nothing on a
+text that lacks all of its markers (`markers` finds which rules a text can
+match), and its pattern is compiled the first time a text holds a marker, so a
+process pays only for the rules its texts need. Every repeat is bounded, and a
+pattern starts at its prefix or at the start of a run of its characters (the
+look-behinds), so a scan is one pass over the text.
 
 A token split in two by one space or newline (a terminal's wrap, a chat's line
 break) is joined back when the first half is too short for the shape and the
