@@ -164,7 +164,9 @@ def test_supersede_workspaces_and_all(env: dict[str, str], project: Path) -> Non
                 {"content": "Invoices render with wkhtmltopdf", "workspace": "billing"},
             )
             _, here = await call(client, "memory_recall", {"query": "wkhtmltopdf invoices"})
-            assert here["results"] == []
+            # Another workspace's memory never shows here. The semantic view, when on and
+            # caught up, may still offer a weak guess from this workspace.
+            assert all(r["workspace"] == "shop-api" and r["weak"] for r in here["results"])
             _, everywhere = await call(
                 client, "memory_recall", {"query": "wkhtmltopdf invoices", "workspace": "all"}
             )
