@@ -97,7 +97,8 @@ def test_existing_modes_are_left_alone(tmp_path: Path) -> None:
     folder.mkdir(mode=0o755)
     os.chmod(folder, 0o755)
     db = folder / "m.db"
-    db.touch()
+    localmem.open(db).close()
+    os.chmod(folder, 0o755)
     os.chmod(db, 0o644)
     with localmem.open(db) as store:
         store.add("kept with the owner's modes", workspace="global")
@@ -110,7 +111,18 @@ def test_not_a_database(tmp_path: Path) -> None:
     bogus.write_bytes(b"this is not sqlite at all" * 100)
     with pytest.raises(StoreUnavailable) as caught:
         localmem.open(bogus)
-    assert "not a readable memory database" in str(caught.value)
+    assert "damaged" in str(caught.value) and "localmem doctor" in str(caught.value)
+    assert bogus.read_bytes() == b"this is not sqlite at all" * 100
+
+
+def test_an_empty_file_is_refused_and_left_alone(tmp_path: Path) -> None:
+    # SQLite would take it as a new, empty database, hiding whatever emptied it.
+    empty = tmp_path / "m.db"
+    empty.touch()
+    with pytest.raises(StoreUnavailable) as caught:
+        localmem.open(empty)
+    assert "empty (0 bytes)" in str(caught.value) and "localmem doctor" in str(caught.value)
+    assert empty.read_bytes() == b"" and [p.name for p in tmp_path.glob("*m.db*")] == ["m.db"]
 
 
 def test_get_unknown_and_bad_ids(tmp_path: Path) -> None:

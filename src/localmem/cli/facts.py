@@ -152,6 +152,12 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as error:
+        from localmem.memory.faults import file_fault
+
+        fault = file_fault(error)  # a full disk or a read-only folder: say so plainly
+        if fault is not None:
+            sys.stderr.write(f"local-memory: {fault}\n")
+            return 1
         where = error.filename or "the facts folder"
         sys.stderr.write(f"local-memory: cannot use {where}: {error.strerror or error}.\n")
         return 1

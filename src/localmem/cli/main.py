@@ -9,6 +9,7 @@ SDK above all) are imported inside the command that needs them.
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 
 import click
@@ -160,7 +161,11 @@ def main() -> None:
         # The reader went away (`localmem search x | head`): nobody is left to tell.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(1)
+    except sqlite3.Error as error:
+        _storage_fault(error)
+        raise
     except OSError as error:
+        _storage_fault(error)  # a full disk or a read-only place: said plainly
         # A path the user named (or a config file) that cannot be read or written.
         where = f" {error.filename}" if error.filename else ""
         click.echo(
@@ -169,3 +174,15 @@ def main() -> None:
             err=True,
         )
         sys.exit(1)
+
+
+def _storage_fault(error: BaseException) -> None:
+    """Exit with the sentence for a storage fault (a full disk, a read-only place, a
+    damaged file); return when `error` is not one."""
+    from localmem import paths
+    from localmem.memory import faults
+
+    fault = faults.describe(error, paths.memory_db_file())
+    if fault is not None:
+        click.echo(f"localmem: {fault}", err=True)
+        sys.exit(fault.exit_code)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sqlite3
 import sys
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 
-from localmem import __version__
+from localmem import __version__, paths
 from localmem.errors import InvalidInput, LocalmemError
 from localmem.mcp.memory_tools import MemoryTools, refuse_add
 
@@ -238,6 +239,15 @@ class LocalmemServer:
             return self._runners[name](check_arguments(tool, arguments))
         except LocalmemError as error:
             return error_result(str(error))
+        except (sqlite3.Error, OSError) as error:
+            # A full disk, a read-only place, a damaged file: the sentence, and serve on.
+            from localmem.memory import faults
+
+            fault = faults.describe(error, paths.memory_db_file())
+            if fault is not None:
+                return error_result(str(fault))
+            log.exception("tool %s failed", name)
+            return error_result(FAILED.format(name=name))
         except Exception:
             log.exception("tool %s failed", name)
             return error_result(FAILED.format(name=name))

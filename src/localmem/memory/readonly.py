@@ -40,10 +40,43 @@ def tracking_enabled() -> bool:
     return not os.environ.get("LOCALMEM_NO_TRACKING")
 
 
-def _uri(path: str) -> str:
+def _uri(path: str, mode: str = "mode=ro") -> str:
     # SQLite's URI syntax gives a meaning to `%`, `?` and `#` only; escape those three.
     escaped = path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
-    return "file:" + escaped + "?mode=ro"
+    return "file:" + escaped + "?" + mode
+
+
+def _connect(path: str, mode: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(
+        _uri(path, mode),
+        uri=True,
+        timeout=schema.BUSY_TIMEOUT_MS / 1000,
+        isolation_level=None,
+        check_same_thread=False,
+    )
+    try:
+        conn.execute("PRAGMA user_version").fetchone()
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _open_ro(path: str) -> sqlite3.Connection:
+    """`mode=ro`; on a read-only file system or folder, `immutable=1` when it must.
+
+    A WAL reader needs the `-shm` file, which it cannot create where nothing can be
+    written. Where no `-wal` exists either, no writer can be at work (it could not
+    create one), so reading the file as immutable is safe and is the only way in.
+    """
+    try:
+        return _connect(path, "mode=ro")
+    except sqlite3.OperationalError:
+        from localmem.memory import faults
+
+        if not faults.read_only_place(path) or os.path.exists(path + "-wal"):
+            raise
+        return _connect(path, "immutable=1")
 
 
 def open_readonly(path: StrPath, *, older: str = UPGRADE_BY_STATS) -> sqlite3.Connection:
@@ -51,20 +84,13 @@ def open_readonly(path: StrPath, *, older: str = UPGRADE_BY_STATS) -> sqlite3.Co
     `older` ends the sentence refusing one on an older schema."""
     if not os.path.exists(path):
         raise schema.missing_database(path)
+    if os.path.isfile(path) and os.path.getsize(path) == 0:
+        raise schema.empty_file(path)
     try:
-        conn = sqlite3.connect(
-            _uri(os.path.abspath(path)),
-            uri=True,
-            timeout=schema.BUSY_TIMEOUT_MS / 1000,
-            isolation_level=None,
-            check_same_thread=False,
-        )
+        conn = _open_ro(os.path.abspath(path))
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     except sqlite3.DatabaseError as error:
-        raise StoreUnavailable(
-            f"The file at {path} is not a readable memory database ({error}); move it "
-            "away or point LOCALMEM_DB at another path."
-        ) from error
+        raise schema.unreadable(path, error) from error
     if version != schema.LATEST:
         conn.close()
         newer = version > schema.LATEST
@@ -78,5 +104,13 @@ def open_readonly(path: StrPath, *, older: str = UPGRADE_BY_STATS) -> sqlite3.Co
 def open_for_recall(path: StrPath) -> sqlite3.Connection:
     """The connection a recall reads through (see the module text); never creates."""
     if tracking_enabled():
-        return schema.connect(path, create=False)
+        try:
+            return schema.connect(path, create=False)
+        except StoreUnavailable as error:
+            # Nowhere to write (a read-only file system or folder): recall still reads,
+            # uncounted, as it would with LOCALMEM_NO_TRACKING.
+            from localmem.memory.faults import ReadOnlyStore
+
+            if not isinstance(error, ReadOnlyStore):
+                raise
     return open_readonly(path, older=UPGRADE_BY_NEXT_WRITE)

@@ -193,12 +193,21 @@ def _m5_vectors(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m6_view_indexes(conn: sqlite3.Connection) -> None:
+    # The web view at 100k memories (issue 24): its largest memories without reading
+    # every text, and one workspace's listing in each order without sorting it.
+    conn.execute("CREATE INDEX memories_length ON memories(length(content))")
+    for column in ("created_at", "last_recalled_at", "recalled_count"):
+        conn.execute(f"CREATE INDEX memories_ws_{column} ON memories(workspace, {column})")
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], None]], ...] = (
     (1, "initial schema", _m1_initial),
     (2, "recall tracking columns", _m2_tracking),
     (3, "stored terms, term frequencies, live-core index", _m3_derived_data),
     (4, "indexes for browsing", _m4_browse_indexes),
     (5, "semantic view vectors", _m5_vectors),
+    (6, "indexes for the web view", _m6_view_indexes),
 )
 LATEST = MIGRATIONS[-1][0]
 
@@ -225,20 +234,45 @@ def missing_database(path: StrPath) -> StoreUnavailable:
     )
 
 
-def _create_private_file(path: StrPath) -> None:
-    """Make an empty 0600 file so SQLite (and its -wal/-shm sidecars) inherit the mode."""
+def _create_database(path: StrPath) -> None:
+    """Build a new, migrated 0600 database beside `path` and link it into place.
 
+    The path never holds a half-made or empty file, so an empty file found there
+    is never ours and is refused as damaged (an empty file is a valid, empty
+    database to SQLite: opening one would hide whatever emptied it). When two
+    processes create at once, one link wins and the other opens the winner's file.
+    """
     from localmem import paths
 
-    paths.ensure_folder(os.path.dirname(os.path.abspath(path)))
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, paths.FILE_MODE)
-    except FileExistsError:
-        return  # another process created it first; its mode is already right
+    folder = paths.ensure_folder(os.path.dirname(os.path.abspath(path)))
+    scratch = os.path.join(folder, f".{os.path.basename(path)}.new-{os.getpid()}")
+    for leftover in (scratch, scratch + "-wal", scratch + "-shm"):
+        if os.path.exists(leftover):
+            os.unlink(leftover)  # our own pid's: a process killed while creating
+    fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_EXCL, paths.FILE_MODE)
     try:
         os.fchmod(fd, paths.FILE_MODE)  # the umask may have filtered os.open's mode
     finally:
         os.close(fd)
+    try:
+        conn = sqlite3.connect(scratch, isolation_level=None)
+        try:
+            migrate(conn)
+        finally:
+            conn.close()  # the last connection: its WAL is checkpointed into the file
+        fd = os.open(scratch, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.link(scratch, path)
+        paths.fsync_dir(folder)
+    except FileExistsError:
+        pass  # another process created it first
+    finally:
+        for leftover in (scratch, scratch + "-wal", scratch + "-shm"):
+            if os.path.exists(leftover):
+                os.unlink(leftover)
 
 
 def connect(path: StrPath, *, create: bool) -> sqlite3.Connection:
@@ -247,12 +281,21 @@ def connect(path: StrPath, *, create: bool) -> sqlite3.Connection:
         if not create:
             raise missing_database(path)
         try:
-            _create_private_file(path)
-        except OSError as error:
+            _create_database(path)
+        except (OSError, sqlite3.Error) as error:
+            from localmem.memory import faults
+
+            fault = faults.explain(error, path) if isinstance(error, sqlite3.Error) else None
+            if fault is None and isinstance(error, OSError):
+                fault = faults.file_fault(error)
+            if fault is not None:
+                raise fault from error
             raise StoreUnavailable(
-                f"Cannot create the memory database at {path} ({error.strerror}); "
+                f"Cannot create the memory database at {path} ({error}); "
                 "check the folder's permissions or set LOCALMEM_DB to another path."
             ) from error
+    elif os.path.isfile(path) and os.path.getsize(path) == 0:
+        raise empty_file(path)
     try:
         conn = sqlite3.connect(
             os.fspath(path),
@@ -278,14 +321,31 @@ def connect(path: StrPath, *, create: bool) -> sqlite3.Connection:
         _reindex_if_tokenizer_changed(conn)
     except sqlite3.DatabaseError as error:
         conn.close()
-        raise StoreUnavailable(
-            f"The file at {path} is not a readable memory database ({error}); move it "
-            "away or point LOCALMEM_DB at another path."
-        ) from error
+        raise unreadable(path, error) from error
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def empty_file(path: StrPath) -> StoreUnavailable:
+    return StoreUnavailable(
+        f"The file at {path} is empty (0 bytes), not a memory database; nothing was "
+        "changed; run `localmem doctor` (its --repair moves it aside and starts a new store)."
+    )
+
+
+def unreadable(path: StrPath, error: sqlite3.DatabaseError) -> StoreUnavailable:
+    """The sentence for a database file that cannot be opened or read as one."""
+    from localmem.memory import faults
+
+    fault = faults.explain(error, path)
+    if fault is not None:
+        return fault
+    return StoreUnavailable(
+        f"The file at {path} is not a readable memory database ({error}); nothing was "
+        "changed; run `localmem doctor`, or point LOCALMEM_DB at another path."
+    )
 
 
 def _reindex_if_tokenizer_changed(conn: sqlite3.Connection) -> None:
@@ -314,7 +374,10 @@ class write_transaction:  # noqa: N801 (used like a function: `with write_transa
 
     def __enter__(self) -> sqlite3.Connection:
         self.nested = self.conn.in_transaction
-        self.conn.execute("SAVEPOINT localmem_write" if self.nested else "BEGIN IMMEDIATE")
+        try:
+            self.conn.execute("SAVEPOINT localmem_write" if self.nested else "BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            raise _fault(self.conn, error) from error
         return self.conn
 
     def __exit__(
@@ -323,12 +386,39 @@ class write_transaction:  # noqa: N801 (used like a function: `with write_transa
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self.nested:
-            if exc_type is not None:
-                self.conn.execute("ROLLBACK TO localmem_write")
-            self.conn.execute("RELEASE localmem_write")
-        else:
-            self.conn.execute("ROLLBACK" if exc_type is not None else "COMMIT")
+        conn = self.conn
+        # A full disk or an I/O error makes SQLite roll the whole transaction back by
+        # itself: then there is nothing left to roll back or release.
+        try:
+            if self.nested:
+                if exc_type is not None and conn.in_transaction:
+                    conn.execute("ROLLBACK TO localmem_write")
+                if conn.in_transaction:
+                    conn.execute("RELEASE localmem_write")
+            elif exc_type is not None:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+            else:
+                conn.execute("COMMIT")
+        except sqlite3.OperationalError as error:
+            if conn.in_transaction and not self.nested:
+                conn.execute("ROLLBACK")
+            raise _fault(conn, error) from error
+        if isinstance(exc, sqlite3.Error):
+            fault = _fault(conn, exc)
+            if fault is not exc:
+                raise fault from exc
+
+
+def _fault(conn: sqlite3.Connection, error: sqlite3.Error) -> Exception:
+    """The one-sentence error for a storage fault met in a transaction, else `error`."""
+    from localmem.memory import faults
+
+    try:
+        path = next(row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main")
+    except (sqlite3.Error, StopIteration):
+        path = "the memory database"
+    return faults.explain(error, path or "the memory database") or error
 
 
 class read_snapshot:  # noqa: N801 (used like a function)

@@ -190,7 +190,10 @@ def track(conn: sqlite3.Connection, counts: dict[int, int], when: str) -> bool:
             conn.executemany(update, rows)
             conn.execute("COMMIT")
         except sqlite3.OperationalError:
-            conn.execute("ROLLBACK")
+            # Busy, a full disk, a read-only file: the counts wait. SQLite may have
+            # rolled back already (a full disk does).
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             return False
     finally:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
