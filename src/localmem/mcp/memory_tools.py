@@ -67,8 +67,13 @@ class MemoryTools:
         set, so a recall never migrates or reindexes; else the one `memory_add` uses."""
         from localmem.memory.readonly import tracking_enabled
 
-        if tracking_enabled():
-            return self._open()
+        if tracking_enabled() and self._reader is None:
+            from localmem.memory.faults import ReadOnlyStore
+
+            try:
+                return self._open()
+            except ReadOnlyStore:
+                pass  # nowhere to write: recall reads, uncounted (`open_for_recall`)
         if self._reader is None:
             import localmem
 
