@@ -112,16 +112,46 @@ def export(workspace: str | None, output: str | None) -> None:
 
 
 @click.command()
-@click.argument("path", type=click.Path())
+@click.argument("path", type=click.Path(), required=False)
+@click.option(
+    "--from-backup",
+    is_flag=True,
+    help="PATH is a backup made before a migration (default: the newest); it replaces "
+    "the database, which is kept beside it.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def restore(path: str, as_json: bool) -> None:
+def restore(path: str | None, from_backup: bool, as_json: bool) -> None:
     """Merge an export, a mirror folder or a localmem 0.5 export into this store.
 
-    Safe to run twice; a broken file is refused and nothing changes.
+    Safe to run twice; a broken file is refused and nothing changes. With
+    --from-backup, bring back a memory.db.v<N>.bak that `localmem doctor` lists.
     """
+    if from_backup:
+        from localmem.cli.doctor import run_restore_backup
+
+        run_restore_backup(path, as_json)
+        return
+    if path is None:
+        raise click.UsageError("Missing argument 'PATH'.")
     from localmem.cli.maintenance import run_restore
 
     run_restore(path, as_json)
+
+
+@click.command()
+@click.option("--repair", is_flag=True, help="Rebuild derived data; recover a damaged file.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def doctor(repair: bool, as_json: bool) -> None:
+    """Check the store and the facts folder; say what is wrong and what to do.
+
+    Checks integrity, the schema version, the index and vectors against the rows,
+    file modes, locks, the mirror, backups and the topic files. --repair rebuilds
+    derived data and copies a damaged file into a new one, keeping the original.
+    Exits 1 while a problem remains.
+    """
+    from localmem.cli.doctor import run_doctor
+
+    run_doctor(repair, as_json)
 
 
 @click.group()
@@ -158,4 +188,4 @@ def mirror_sync(as_json: bool) -> None:
     run_mirror_sync(as_json)
 
 
-COMMANDS = (audit, redact, gc, dedupe, embed, export, restore, mirror)
+COMMANDS = (audit, redact, gc, dedupe, embed, export, restore, mirror, doctor)

@@ -47,18 +47,23 @@ def sweep_stale_temps(path: str) -> int:
     it the topic file did not happen. A live writer's file is left alone.
     """
     removed = 0
-    for name in os.listdir(path):
-        if not name.startswith(".tmp"):
-            continue
-        pid_text = name[4:].split("-", 1)[0]
-        if not pid_text.isdigit() or _alive(int(pid_text)):
-            continue
+    for name in stale_temps(path):
         try:
             os.unlink(os.path.join(path, name))
             removed += 1
         except FileNotFoundError:
             pass
     return removed
+
+
+def stale_temps(path: str) -> list[str]:
+    """Names of the `.tmp<pid>-*` files in `path` whose writer is gone, sorted."""
+    found = []
+    for name in os.listdir(path):
+        pid_text = name[4:].split("-", 1)[0] if name.startswith(".tmp") else ""
+        if pid_text.isdigit() and not _alive(int(pid_text)):
+            found.append(name)
+    return sorted(found)
 
 
 def _alive(pid: int) -> bool:

@@ -62,7 +62,7 @@ def _connect(path: str, mode: str) -> sqlite3.Connection:
     return conn
 
 
-def _open_ro(path: str) -> sqlite3.Connection:
+def connect_readonly(path: str) -> sqlite3.Connection:
     """`mode=ro`; on a read-only file system or folder, `immutable=1` when it must.
 
     A WAL reader needs the `-shm` file, which it cannot create where nothing can be
@@ -87,7 +87,7 @@ def open_readonly(path: StrPath, *, older: str = UPGRADE_BY_STATS) -> sqlite3.Co
     if os.path.isfile(path) and os.path.getsize(path) == 0:
         raise schema.empty_file(path)
     try:
-        conn = _open_ro(os.path.abspath(path))
+        conn = connect_readonly(os.path.abspath(path))
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     except sqlite3.DatabaseError as error:
         raise schema.unreadable(path, error) from error

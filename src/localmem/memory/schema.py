@@ -464,7 +464,14 @@ def _turn_on_wal(conn: sqlite3.Connection) -> None:
 
 
 def migrate(conn: sqlite3.Connection, target: int = LATEST) -> int:
-    """Apply the missing steps up to `target`; returns the version reached."""
+    """Apply the missing steps up to `target`; returns the version reached.
+
+    A file already on some schema is backed up first (`backups.before_migration`)."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if 0 < version < target:
+        from localmem.memory import backups
+
+        backups.before_migration(conn, version)
     _turn_on_wal(conn)
     with write_transaction(conn):
         conn.execute(

@@ -149,8 +149,23 @@ def ensure_current(conn: sqlite3.Connection) -> None:
     row = conn.execute("SELECT value FROM meta WHERE key = 'tokenizer_version'").fetchone()
     if row is not None and row[0] == str(tokens.TOKENIZER_VERSION):
         return
+    rebuild(conn)
+
+
+def rebuild(conn: sqlite3.Connection, *, entities: bool = False) -> int:
+    """Index every memory again from its text (inside a write transaction): full-text
+    entries, stored terms, term frequencies, and with `entities` the entity links.
+    Returns how many memories were indexed. `doctor --repair` and a tokenizer change
+    use it; a memory whose workspace has no row gets one first."""
     conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('delete-all')")
     conn.execute("DELETE FROM term_df")
+    if entities:
+        conn.execute("DELETE FROM memory_entities")
+        conn.execute("DELETE FROM entities")
+    conn.execute(
+        "INSERT OR IGNORE INTO workspaces(name, created_at) "
+        "SELECT workspace, min(created_at) FROM memories GROUP BY workspace"
+    )
     rows = conn.execute(
         "SELECT m.id, m.content, m.keywords, w.id FROM memories AS m "
         "JOIN workspaces AS w ON w.name = m.workspace"
@@ -158,7 +173,10 @@ def ensure_current(conn: sqlite3.Connection) -> None:
     for memory_id, content, keywords, ws_id in rows:
         terms = add_terms(conn, memory_id, content, keywords.split("\n") if keywords else [], ws_id)
         conn.execute("UPDATE memories SET terms = ? WHERE id = ?", (" ".join(terms), memory_id))
+        if entities:
+            link_entities(conn, memory_id, content)
     conn.execute(
         "INSERT OR REPLACE INTO meta(key, value) VALUES ('tokenizer_version', ?)",
         (str(tokens.TOKENIZER_VERSION),),
     )
+    return len(rows)
