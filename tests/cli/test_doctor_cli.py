@@ -90,7 +90,7 @@ def test_an_index_out_of_step_is_found_and_rebuilt(tmp_path: Path, env: dict[str
         conn.execute("DELETE FROM term_df WHERE term = 'k7'")
     code, report = doctor(tmp_path, env)
     assert code == 1 and statuses(report)["index"] == "problem"
-    assert "term statistics" in next(c for c in report["checks"] if c["name"] == "index")["message"]
+    assert "term counts" in next(c for c in report["checks"] if c["name"] == "index")["message"]
     code, report = doctor(tmp_path, env, "--repair")
     assert code == 0, report
     assert report["repaired"] == ["Rebuilt the full-text index of 20 memories."]

@@ -76,7 +76,7 @@ def checks(folder: str) -> list[Check]:
         )
     else:
         found.append(
-            ("facts topics", "ok", f"The topic files of {folder} read as text ({facts} facts).")
+            ("facts topics", "ok", f"The topic files of {folder} read as text ({facts} fact(s)).")
         )
     if not_topics:
         found.append(

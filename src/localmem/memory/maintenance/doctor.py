@@ -204,7 +204,7 @@ def _index_check(report: Report, conn: sqlite3.Connection) -> None:
         if orphans:
             parts.append(f"{orphans} index entries for memories that are gone")
         if wrong:
-            parts.append(f"{wrong} term statistics that disagree with the rows")
+            parts.append(f"{wrong} term counts that disagree with the rows")
         if stale:
             parts.append("an index built by another tokenizer version")
         report.add(
@@ -236,7 +236,8 @@ def _vector_check(report: Report, conn: sqlite3.Connection) -> None:
         return
     model = semantic.model_name()
     if model is None or not semantic.enabled():
-        report.add("vectors", "ok", semantic.status_sentence().capitalize() + ".")
+        sentence = semantic.status_sentence()
+        report.add("vectors", "ok", sentence[:1].upper() + sentence[1:] + ".")
         return
     pending = semantic.count_pending(conn, model)
     if pending:
