@@ -90,6 +90,17 @@ def test_unknown_method_and_huge_requests(env: dict[str, str], tmp_path: Path) -
     assert ok["result"].get("isError") is not True
     payload = json.loads(ok["result"]["content"][0]["text"])
     assert payload["status"] == "added"
+
+    # A pasted megabyte as a query: the first 10,000 characters are searched, with a note.
+    long = server.request(
+        8,
+        "tools/call",
+        {"name": "memory_recall", "arguments": {"query": "next valid request " * 60_000}},
+    )
+    found = json.loads(long["result"]["content"][0]["text"])
+    assert found["results"] and found["note"].startswith(
+        "Only the first 10,000 characters of the query were searched"
+    )
     code, stderr = server.close()
     assert code == 0
 

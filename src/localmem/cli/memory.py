@@ -187,6 +187,8 @@ def recall_text(recall: Recall) -> str:
             lines.append(f"   -> {label} [{other.id}]: {' '.join(other.content.split())[:160]}")
     if recall.message:
         lines.append(recall.message)
+    if recall.note:
+        lines.append(recall.note)
     return "\n".join(lines)
 
 

@@ -33,6 +33,29 @@ from localmem.credentials.values import random
 from localmem.credentials.view import View
 
 MARK = "[redacted: {kind}]"
+_version: list[str] = []
+
+
+def rules_version() -> str:
+    """A digest of this package's own code: it changes whenever a rule does.
+
+    Each stored row records the version that masked it (`memories.checked_with`), so
+    `audit` and `redact` read again only rows no current rule has seen (decision 149).
+    """
+    if not _version:
+        import hashlib
+        import os
+
+        digest = hashlib.sha256()
+        here = os.path.dirname(os.path.abspath(__file__))
+        for name in sorted(os.listdir(here)):
+            if name.endswith(".py"):
+                with open(os.path.join(here, name), "rb") as handle:
+                    digest.update(name.encode() + b"\0" + handle.read())
+        _version.append(digest.hexdigest()[:16])
+    return _version[0]
+
+
 _COPY_MIN = 6  # a shorter secret is too likely to be an ordinary word elsewhere
 _COPY_SCANS = 64  # distinct secrets looked for one by one; past that, by a word index
 _AWS_SECRET = Lazy(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")

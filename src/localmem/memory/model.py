@@ -96,6 +96,17 @@ class Recall:
     core: tuple[Memory, ...]  # the core block: workspace + global core, within the cap
     core_dropped: int  # core rows left out by the cap (oldest first)
     message: str | None  # e.g. nothing matched / the store is empty
+    ignored_chars: int = 0  # of the query, past MAX_QUERY_CHARS: not searched
+
+    @property
+    def note(self) -> str | None:
+        """The sentence saying a long query was cut, or None."""
+        if not self.ignored_chars:
+            return None
+        return (
+            f"Only the first {len(self.query):,} characters of the query were searched; "
+            f"the other {self.ignored_chars:,} were ignored."
+        )
 
     @property
     def core_text(self) -> str:

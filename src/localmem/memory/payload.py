@@ -64,9 +64,13 @@ def hit_payload(hit: Hit) -> dict[str, Any]:
 
 
 def recall_payload(recall: Recall) -> dict[str, Any]:
-    """`{"results": [...], "core_memory": str, "message": str | None}` (SPEC 7)."""
-    return {
+    """`{"results": [...], "core_memory": str, "message": str | None}` (SPEC 7), and
+    `note` when the query was longer than the part searched (decision 148)."""
+    payload: dict[str, Any] = {
         "results": [hit_payload(hit) for hit in recall.hits],
         "core_memory": recall.core_text,
         "message": recall.message,
     }
+    if recall.note is not None:
+        payload["note"] = recall.note
+    return payload

@@ -201,6 +201,24 @@ def _m6_view_indexes(conn: sqlite3.Connection) -> None:
         conn.execute(f"CREATE INDEX memories_ws_{column} ON memories(workspace, {column})")
 
 
+def _m7_checked_with(conn: sqlite3.Connection) -> None:
+    # Which version of the credential rules last read each row (decision 149): `audit`
+    # and `redact` read again only the others, so a report at 100k memories does not
+    # run the detector over every text. A change to the text forgets it, unless the
+    # change itself records the version (a writer that masked what it wrote).
+    _run_script(
+        conn,
+        """
+        ALTER TABLE memories ADD COLUMN checked_with TEXT;
+        CREATE TRIGGER memories_unchecked
+        AFTER UPDATE OF content, keywords, source, session_id ON memories
+        WHEN new.checked_with IS old.checked_with AND new.checked_with IS NOT NULL BEGIN
+            UPDATE memories SET checked_with = NULL WHERE id = new.id;
+        END;
+        """,
+    )
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], None]], ...] = (
     (1, "initial schema", _m1_initial),
     (2, "recall tracking columns", _m2_tracking),
@@ -208,6 +226,7 @@ MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], None]], ...] = 
     (4, "indexes for browsing", _m4_browse_indexes),
     (5, "semantic view vectors", _m5_vectors),
     (6, "indexes for the web view", _m6_view_indexes),
+    (7, "credential rules version per row", _m7_checked_with),
 )
 LATEST = MIGRATIONS[-1][0]
 

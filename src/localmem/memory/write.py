@@ -326,8 +326,8 @@ def add(
 
         cursor = conn.execute(
             "INSERT INTO memories(content, dup_hash, workspace, kind, keywords, terms, source, "
-            "session_id, seen_count, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+            "session_id, seen_count, created_at, updated_at, checked_with) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
             (
                 text,
                 dup_hash,
@@ -339,6 +339,7 @@ def add(
                 session,
                 created_at,
                 when,
+                _rules_version(),  # `redact` above masked every field
             ),
         )
         new_id = int(cursor.lastrowid or 0)
@@ -358,3 +359,9 @@ def add(
         return AddResult(
             "added", new_id, 1, ws, queued_near_duplicate_of=tuple(queued), redacted=redacted
         )
+
+
+def _rules_version() -> str:
+    from localmem import credentials
+
+    return credentials.rules_version()

@@ -36,6 +36,7 @@ def old_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "data" / "memory.db"
     with monkeypatch.context() as patch:
         patch.setattr(write, "redact", unmasked)
+        patch.setattr(write, "_rules_version", lambda: None)  # nor recorded it
         with open_at(path, Clock()) as store:
             store.add("Run the tests with make test", workspace="api")
             store.add(LEAKY, workspace="api", keywords=["ci", GH])
@@ -190,6 +191,7 @@ def test_audit_and_redact_cover_source_and_session_id(
     url = f"https://ci-bot:{PASSWORD}@github.com/acme/shop"
     with monkeypatch.context() as patch:
         patch.setattr(write, "redact", unmasked)
+        patch.setattr(write, "_rules_version", lambda: None)  # nor recorded it
         with open_at(path, Clock()) as store:
             store.add("Deploys go through the CI bot", workspace="api", source=url)
             store.add("Release on Fridays", workspace="web", session_id=GH)
@@ -213,3 +215,39 @@ def test_audit_and_redact_cover_source_and_session_id(
     assert audit_file(path).secrets_total == 0
     data = b"".join(p.read_bytes() for p in tmp_path.glob("fields.db*"))
     assert TOKEN_BODY.encode() not in data and PASSWORD.encode() not in data
+
+
+def test_rows_are_read_again_only_when_their_text_or_the_rules_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Decision 149: audit and redact skip rows the current rules already read.
+    import sqlite3
+
+    from localmem import credentials
+
+    path = tmp_path / "data" / "memory.db"
+    with open_at(path, Clock()) as store:
+        for i in range(5):
+            store.add(f"note {i} about the release", workspace="api")
+    assert audit_file(path).secrets_total == 0
+    with sqlite3.connect(path) as conn:  # a hand edit outside localmem: the stamp goes
+        conn.execute("UPDATE memories SET content = ? WHERE id = 3", (LEAKY,))
+        stamps = dict(conn.execute("SELECT id, checked_with FROM memories"))
+    assert stamps[3] is None and all(stamps[i] == credentials.rules_version() for i in (1, 2, 4, 5))
+    assert [h.id for h in audit_file(path).secrets] == [3]
+    with open_at(path, Clock()) as store:
+        assert [h.id for h in redact(store).memories] == [3]
+        assert redact(store, dry_run=True).memories == ()
+    with sqlite3.connect(path) as conn:
+        assert {v for (v,) in conn.execute("SELECT checked_with FROM memories")} == {
+            credentials.rules_version()
+        }
+        # A secret the rules of that time did not see, stored with their stamp:
+        conn.execute("UPDATE memories SET content = ? WHERE id = 4", (f"deploy key {GH}",))
+        conn.execute(
+            "UPDATE memories SET checked_with = ? WHERE id = 4", (credentials.rules_version(),)
+        )
+    assert audit_file(path).secrets_total == 0  # trusted as read by these rules
+    # New rules (another version) read every row again and find it.
+    monkeypatch.setattr(credentials, "_version", ["a-newer-rule-set"])
+    assert [h.id for h in audit_file(path).secrets] == [4]

@@ -82,8 +82,14 @@ class _Row:
 
 
 def _scan(conn: sqlite3.Connection, workspace: str | None) -> Iterator[_Row]:
-    """Each row (of `workspace`, or every one) holding credentials in any field."""
-    where, args = ("WHERE workspace = ?", (workspace,)) if workspace is not None else ("", ())
+    """Each row (of `workspace`, or every one) holding credentials in any field.
+
+    Only rows the current rules have not read are read (`checked_with`, decision 149):
+    every writer masks with them and records it, so the others are known clean."""
+    where = "WHERE checked_with IS NOT ?"
+    args: tuple[str, ...] = (credentials.rules_version(),)
+    if workspace is not None:
+        where, args = where + " AND workspace = ?", (*args, workspace)
     for memory_id, content, ws, kind, keywords, source, session_id in conn.execute(
         "SELECT id, content, workspace, kind, keywords, source, session_id FROM memories "
         f"{where} ORDER BY id",
@@ -169,6 +175,12 @@ def _mask_all(conn: sqlite3.Connection, when: str, done: list[_Row]) -> None:
                 ),
             )
             done.append(row)
+        # Every row unread by these rules was read just now: record it, so the next
+        # `audit` or `redact` reads none of them again.
+        version = credentials.rules_version()
+        conn.execute(
+            "UPDATE memories SET checked_with = ? WHERE checked_with IS NOT ?", (version, version)
+        )
         if done:
             # Deleted terms leave FTS5's segments only when they merge.
             conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")

@@ -204,4 +204,5 @@ def recall(
             message = _nothing_message(conn, text, scope, names)
         elif all(h.weak for h in hits):
             message = WEAK_ONLY
-    return Recall(text, scope, tuple(hits), block.rows, block.dropped, message)
+    ignored = len(query) - len(text) if isinstance(query, str) else 0
+    return Recall(text, scope, tuple(hits), block.rows, block.dropped, message, ignored)

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from localmem import credentials
 from localmem.memory import rows, workspaces, write
 from localmem.memory.maintenance.dedupe import stronger_kind
 from localmem.memory.schema import utc_text
@@ -85,8 +86,8 @@ def _insert(store: Store, memory: Incoming, ws_id: int) -> int:
     conn = store.connection
     cursor = conn.execute(
         "INSERT INTO memories(content, dup_hash, workspace, kind, keywords, terms, source, "
-        "session_id, seen_count, recalled_count, last_recalled_at, created_at, updated_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "session_id, seen_count, recalled_count, last_recalled_at, created_at, updated_at, "
+        "checked_with) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             memory.content,
             tokens.duplicate_hash(memory.content),
@@ -101,6 +102,7 @@ def _insert(store: Store, memory: Incoming, ws_id: int) -> int:
             memory.last_recalled_at,
             memory.created_at,
             memory.updated_at,
+            credentials.rules_version(),  # `_masked` masked every field
         ),
     )
     new_id = int(cursor.lastrowid or 0)
