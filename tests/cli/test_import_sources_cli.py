@@ -51,7 +51,7 @@ class Case:
 
 
 CASES = [
-    Case("claude-auto-memory", 4, "payments", "pnpm npm", "Use pnpm, never npm"),
+    Case("claude-auto-memory", 3, "payments", "pnpm npm", "Use pnpm, never npm"),
     Case("mcp-memory", 4, "global", "Spanish", "John_Smith: Speaks fluent Spanish"),
     Case("mem0", 2, "global", "vegetarian nuts", "Prefers vegetarian food"),
     Case("basic-memory", 6, "global", "pour over flavor", "Coffee Brewing Methods: Pour over"),
@@ -64,7 +64,7 @@ CASES = [
 def place(tool: str, repo: Path, home: Path) -> Path:
     """Put the tool's fixture where the tool keeps it; return the PATH to import."""
     if tool == "claude-auto-memory":
-        encoded = "".join(ch if ch.isalnum() else "-" for ch in str(repo))
+        encoded = "".join(ch if ch.isascii() and ch.isalnum() else "-" for ch in str(repo))
         target = home / ".claude" / "projects" / encoded / "memory"
         shutil.copytree(FIXTURES / "claude", target)
         return target
@@ -136,7 +136,7 @@ def test_sources_record_tool_and_file_and_keep_created_times(
     by_text = {m["content"]: m for m in exported(repo, env)}
     food = by_text["Prefers vegetarian food and is allergic to nuts"]
     assert food["created_at"] == "2024-07-20T08:30:36.275141Z"  # -07:00 kept as UTC
-    assert food["source"] == f"mem0:{export_file}"
+    assert food["source"] == f"mem0:{export_file}#892db2ae-06d9-49e5-8b3e-585ef9b85b8e"
     assert food["kind"] == "imported" and "food" in food["keywords"]
     tennis = by_text["Plays tennis on Saturday mornings"]
     assert set(tennis["keywords"]) >= {"sports", "hobbies"}
@@ -144,7 +144,7 @@ def test_sources_record_tool_and_file_and_keep_created_times(
     openmemory = isolated_home / "exports" / "memories.json"
     shutil.copy(FIXTURES / "openmemory-memories.json", openmemory)
     done = run(["import", "--from", "mem0", str(openmemory)], repo, env)
-    assert "1 skipped (deleted in mem0)" in done.stdout
+    assert "1 skipped, deleted in OpenMemory:" in done.stdout
     by_text = {m["content"]: m for m in exported(repo, env)}
     assert "An old note the user deleted" not in by_text
     staging = by_text["Deploys go through the staging cluster first"]
@@ -239,12 +239,6 @@ MALFORMED = [
     ("mem0", "export.json", b'[{"memory": "fine"}, {"memory": 42}]', "memory 2"),
     ("mem0", "export.json", b'[{"memory": "x", "created_at": "yesterday"}]', "not a date"),
     ("serena", "memories", b"# Notes\n\nfine line\n\xff\xfe broken\n", "line 4: not UTF-8"),
-    (
-        "basic-memory",
-        "notes",
-        b"# Note\n- [fact] " + b"x" * (1024 * 1024 + 10) + b"\n",
-        "line 2: The memory text is",
-    ),
 ]
 
 

@@ -187,7 +187,8 @@ def test_import_from_another_tool_masks_and_reports(tmp_path: Path) -> None:
         stored = store.get(1)
         assert stored.content == MASKED
         assert stored.keywords == ("deploy", "[redacted: github-token]")
-        assert stored.source == f"mem0:{tmp_path / '[redacted: github-token]' / 'mem0.json'}"
+        # `#1`: the mem0 id, the slot a later version of this memory supersedes (issue 25).
+        assert stored.source == f"mem0:{tmp_path / '[redacted: github-token]' / 'mem0.json'}#1"
         again = import_source(store, "mem0", export, workspace="shop")
         assert (again.added, again.files[0].unchanged, again.files[0].redacted) == (0, 1, ())
         store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -24,7 +24,8 @@ from localmem.memory.transfer.importing import ImportReport, import_files
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from localmem.memory.store import Store
-    from localmem.memory.transfer.sources import SourceImport
+    from localmem.memory.transfer.importing import Skip
+    from localmem.memory.transfer.source_base import SourceImport
 
 
 def _progress() -> Callable[[int, int], None] | None:
@@ -121,7 +122,12 @@ def _echo_import(report: ImportReport) -> None:
 
 
 def run_import_from(
-    tool: str, path: str | None, workspace: str | None, dry_run: bool, as_json: bool
+    tool: str,
+    path: str | None,
+    workspace: str | None,
+    dry_run: bool,
+    as_json: bool,
+    project: str | None = None,
 ) -> None:
     from localmem.memory.transfer.sources import import_source
 
@@ -133,11 +139,16 @@ def run_import_from(
             workspace=workspace,
             dry_run=dry_run,
             progress=_progress(),
+            project=project,
         )
     if as_json:
         click.echo(json.dumps(_source_json(report), indent=2, ensure_ascii=False))
     else:
         _echo_source(report)
+
+
+def _skips(skipped: tuple[Skip, ...]) -> list[dict[str, str]]:
+    return [{"where": s.where, "reason": s.reason} for s in skipped]
 
 
 def _source_json(report: SourceImport) -> dict[str, object]:
@@ -150,7 +161,8 @@ def _source_json(report: SourceImport) -> dict[str, object]:
         "location": str(report.location),
         "workspace": report.workspace,
         "added": report.added,
-        "skipped": report.skipped,
+        "superseded": sum(f.superseded for f in report.files),
+        "skipped": _skips(report.skipped),
         "note": report.note,
         "warnings": list(report.warnings),
         "files": [
@@ -162,12 +174,20 @@ def _source_json(report: SourceImport) -> dict[str, object]:
                 "merged": f.merged,
                 "already_stored": f.already_stored,
                 "unchanged": f.unchanged,
+                "superseded": f.superseded,
+                "no_longer_in_source": list(f.gone),
+                "skipped": _skips(f.skipped),
                 **({"redacted": redacted_payload(f.redacted)} if f.redacted else {}),
             }
             for f in report.files
         ],
         **({"redacted": redacted_payload(kinds)} if kinds else {}),
     }
+
+
+def _listed(values: list[str], most: int = 5) -> str:
+    shown = ", ".join(values[:most])
+    return shown if len(values) <= most else f"{shown} and {len(values) - most} more"
 
 
 def _echo_source(report: SourceImport) -> None:
@@ -177,6 +197,11 @@ def _echo_source(report: SourceImport) -> None:
         click.echo(f"  note: {report.note}")
     for f in report.files:
         parts = [f"{f.pieces} " + ("memory" if f.pieces == 1 else "memories"), f"{verb} {f.added}"]
+        if f.workspace != report.workspace:
+            parts.insert(0, f"workspace {f.workspace}")
+        if f.superseded:
+            past = "would supersede" if report.dry_run else "superseding"
+            parts.append(f"{past} {f.superseded} earlier version" + "s" * (f.superseded != 1))
         if f.merged:
             parts.append(f"{f.merged} merged into memories already stored")
         if f.already_stored:
@@ -188,8 +213,17 @@ def _echo_source(report: SourceImport) -> None:
 
             parts.append(redacted_text(f.redacted))
         click.echo(f"  {f.path}: {', '.join(parts)}")
-    if report.skipped:
-        click.echo(f"  {report.skipped} skipped (deleted in {report.tool})")
+        if f.gone:
+            ids = _listed([str(i) for i in f.gone])
+            click.echo(
+                f"    {len(f.gone)} imported before and no longer in this file, kept (ids "
+                f"{ids}; `localmem forget ID` removes one)"
+            )
+    by_reason: dict[str, list[str]] = {}
+    for skip in report.skipped:
+        by_reason.setdefault(skip.reason, []).append(skip.where)
+    for reason, where in by_reason.items():
+        click.echo(f"  {len(where)} skipped, {reason}: {_listed(where, 3)}")
     for warning in report.warnings:
         click.echo(f"  warning: {warning}", err=True)
     total = f"{verb} {report.added} in all"

@@ -170,6 +170,9 @@ _IMPORT_TOOLS = click.Choice(
 )
 @click.option("-w", "--workspace", help="Workspace (default: the file's repository, else global).")
 @click.option("--whole-file", is_flag=True, help="Keep each file as one memory.")
+@click.option(
+    "--project", metavar="NAME", help="With --from basic-memory: the project (default: its own)."
+)
 @click.option("--dry-run", is_flag=True, help="Show what would be imported; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def import_command(
@@ -177,6 +180,7 @@ def import_command(
     tool: str | None,
     workspace: str | None,
     whole_file: bool,
+    project: str | None,
     dry_run: bool,
     as_json: bool,
 ) -> None:
@@ -193,8 +197,10 @@ def import_command(
             raise click.UsageError("--from reads one PATH (a file or a folder).")
         if whole_file:
             raise click.UsageError("--whole-file applies to instruction files, not --from.")
-        run_import_from(tool, paths[0] if paths else None, workspace, dry_run, as_json)
+        run_import_from(tool, paths[0] if paths else None, workspace, dry_run, as_json, project)
         return
+    if project is not None:
+        raise click.UsageError("--project applies to --from basic-memory.")
     if not paths:
         raise click.UsageError("Missing argument 'PATHS...'.")
     run_import(paths, workspace, whole_file, dry_run, as_json)

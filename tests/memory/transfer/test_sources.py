@@ -9,7 +9,13 @@ import pytest
 
 from localmem.errors import InvalidInput, NotFound
 from localmem.memory.store import open_store
-from localmem.memory.transfer import source_json, source_markdown, sources
+from localmem.memory.transfer import (
+    source_base,
+    source_basic_memory,
+    source_claude,
+    source_json,
+    sources,
+)
 from localmem.memory.transfer.importing import split_sections
 
 
@@ -17,11 +23,11 @@ def test_claude_project_names_decode_to_existing_folders(tmp_path: Path) -> None
     repo = tmp_path / "my-app.v2" / "web_ui"
     repo.mkdir(parents=True)
     (tmp_path / "my").mkdir()  # a decoy sharing a prefix with `my-app.v2`
-    encoded = source_markdown.encode_project(repo)
+    encoded = source_claude.encode_project(repo)
     assert "/" not in encoded and "." not in encoded and "_" not in encoded
-    assert source_markdown.decode_project(encoded) == repo
-    assert source_markdown.decode_project(encoded + "-gone") is None
-    assert source_markdown.decode_project("no-leading-dash") is None
+    assert source_claude.decode_project(encoded) == [repo]
+    assert source_claude.decode_project(encoded + "-gone") == []
+    assert source_claude.decode_project("no-leading-dash") == []
 
 
 def test_sections_keep_their_bullets_together() -> None:
@@ -38,7 +44,7 @@ def test_a_file_over_the_read_limit_is_refused(
 ) -> None:
     big = tmp_path / "memory.jsonl"
     big.write_text('{"type":"relation","from":"a","to":"b","relationType":"knows"}\n' * 50)
-    monkeypatch.setattr(sources, "MAX_SOURCE_BYTES", 1000)
+    monkeypatch.setattr(source_base, "MAX_SOURCE_BYTES", 1000)
     with pytest.raises(InvalidInput, match="over the 0 MiB an import reads"):
         sources.read("mcp-memory", big)
 
@@ -66,7 +72,8 @@ def test_basic_memory_default_project_comes_from_its_config(tmp_path: Path) -> N
     (home / ".basic-memory" / "config.json").write_text(
         json.dumps({"default_project": "work", "projects": {"main": "/nope", "work": str(work)}})
     )
-    assert source_markdown.basic_memory_default(home, {}) == work
+    ctx = source_base.Context(tmp_path, home, {})
+    assert source_basic_memory.basic_memory_default(ctx) == work
 
 
 def test_localmem_05_with_w_moves_every_memory_and_keeps_links(tmp_path: Path) -> None:

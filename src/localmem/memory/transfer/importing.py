@@ -47,6 +47,15 @@ Progress = Callable[[int, int], None]
 class Piece:
     content: str
     headings: tuple[str, ...]
+    line: int = 0  # where the piece starts in the file (1-based, front matter counted)
+
+
+@dataclass(frozen=True)
+class Skip:
+    """Something a source holds that was not imported, and why (`import --from` says it)."""
+
+    where: str  # the file, and its line or record where one is known
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -60,6 +69,9 @@ class FileImport:
     first: str | None = None  # the first piece's text (init's self-check recalls it)
     already_stored: int = 0  # `import --from`: the text was stored from elsewhere; left alone
     redacted: tuple[str, ...] = ()  # one kind per credential masked (or to mask, dry run)
+    superseded: int = 0  # `import --from`: earlier versions now corrected by this run's
+    gone: tuple[int, ...] = ()  # imported from this file before, no longer in it (kept)
+    skipped: tuple[Skip, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -75,35 +87,38 @@ class ImportReport:
 def split_markdown(text: str) -> list[Piece]:
     """One piece per top-level bullet and one per section's prose, in file order."""
     _, body = split_front_matter(text)
+    offset = text[: len(text) - len(body)].count("\n")
     pieces: list[Piece] = []
     headings: list[tuple[int, str]] = []
     prose: list[str] = []
     bullet: list[str] | None = None
     bullet_indent = 0
     fence: str | None = None
+    starts = {"bullet": 0, "prose": 0}
 
-    def context() -> tuple[str, ...]:
-        return tuple(title for _, title in headings)[-HEADING_LEVELS_SHOWN:]
-
-    def emit(lines: list[str]) -> None:
+    def emit(lines: list[str], start: int) -> None:
         text = "\n".join(lines).strip()
         if _HAS_WORD.search(text):
-            head = context()
-            pieces.append(Piece(f"{' > '.join(head)}: {text}" if head else text, head))
+            path = tuple(title for _, title in headings)
+            head = path[-HEADING_LEVELS_SHOWN:]
+            content = f"{' > '.join(head)}: {text}" if head else text
+            pieces.append(Piece(content, path, start))
 
     def end_bullet() -> None:
         nonlocal bullet
         if bullet is not None:
-            emit(bullet)
+            emit(bullet, starts["bullet"])
             bullet = None
 
     def end_section() -> None:
         end_bullet()
-        emit(prose)
+        emit(prose, starts["prose"])
         prose.clear()
 
-    for line in body.splitlines():
+    for number, line in enumerate(body.splitlines(), offset + 1):
         target = bullet if bullet is not None else prose
+        if not prose and target is prose:
+            starts["prose"] = number
         if fence is not None:
             target.append(line)
             if line.strip().startswith(fence):
@@ -125,6 +140,7 @@ def split_markdown(text: str) -> list[Piece]:
         ):
             end_bullet()
             bullet, bullet_indent = [item.group(2)], indent
+            starts["bullet"] = number
             continue
         if bullet is not None:
             if not line.strip():
@@ -136,6 +152,8 @@ def split_markdown(text: str) -> list[Piece]:
             end_bullet()
         if _RULE.match(line):
             continue
+        if not prose:
+            starts["prose"] = number
         prose.append(line)
     end_section()
     return pieces
@@ -149,19 +167,22 @@ def split_sections(text: str) -> list[Piece]:
     section is one thought and its bullets only make sense together.
     """
     _, body = split_front_matter(text)
+    offset = text[: len(text) - len(body)].count("\n")
     pieces: list[Piece] = []
     headings: list[tuple[int, str]] = []
     lines: list[str] = []
     fence: str | None = None
+    start = offset + 1
 
     def emit() -> None:
         block = "\n".join(line for line in lines if not _RULE.match(line)).strip()
         lines.clear()
         if _HAS_WORD.search(block):
-            head = tuple(title for _, title in headings)[-HEADING_LEVELS_SHOWN:]
-            pieces.append(Piece(f"{' > '.join(head)}: {block}" if head else block, head))
+            path = tuple(title for _, title in headings)
+            head = path[-HEADING_LEVELS_SHOWN:]
+            pieces.append(Piece(f"{' > '.join(head)}: {block}" if head else block, path, start))
 
-    for line in body.splitlines():
+    for number, line in enumerate(body.splitlines(), offset + 1):
         if fence is not None:
             lines.append(line)
             if line.strip().startswith(fence):
@@ -173,6 +194,7 @@ def split_sections(text: str) -> list[Piece]:
             continue
         if (heading := _HEADING.match(line)) is not None:
             emit()
+            start = number
             level = len(heading.group(1))
             headings = [h for h in headings if h[0] < level] + [(level, heading.group(2))]
             continue
@@ -250,6 +272,17 @@ def stored_copies(store: Store, workspace: str, content: str) -> list[tuple[str 
         )
         if tokens.duplicate_key(stored) == key
     ]
+
+
+def live_imports(store: Store, workspace: str, source: str) -> list[tuple[int, str, str]]:
+    """(id, content, source) of the imported, not superseded memories of `workspace` whose
+    source is `source` or `source#...` (one file of another tool, any of its slots)."""
+    rows = store.connection.execute(
+        "SELECT id, content, source FROM memories WHERE workspace = ? AND kind = ? "
+        "AND superseded_by IS NULL AND (source = ? OR substr(source, 1, ?) = ?)",
+        (workspace, KIND, source, len(source) + 1, source + "#"),
+    )
+    return [(int(i), str(content), str(src)) for i, content, src in rows]
 
 
 def already_imported(store: Store, workspace: str, source: str, content: str) -> bool:

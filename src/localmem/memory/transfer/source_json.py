@@ -7,12 +7,18 @@
   `$MEMORY_FILE_PATH` or `memory.jsonl` (formerly `memory.json`) beside the
   server's own script. One memory per observation (`Name: observation`, the
   entity's name and type as keywords) and one per relation (`A works at B`).
+  An entity's name is the slot of its observations: an observation deleted
+  since the last import is superseded by the entity's new ones (decision 151).
 - `mem0`: a mem0 export. Accepted shapes: the list `Memory.get_all()` /
-  the platform API return, `{"results": [...]}`, and OpenMemory's backup
-  `memories.json` (`{"memories": [...], "categories": [...]}`). One memory per
-  record: its text (`memory`, or `content` in OpenMemory), its categories and
-  metadata category/type as keywords, its `created_at` kept. Records OpenMemory
-  marks `deleted` are skipped and counted.
+  the platform API return, `{"results": [...]}`, OpenMemory's backup zip
+  (`memories_export_<user>.zip`), the `memories.json` inside it
+  (`{"memories": [...], "categories": [...]}`) and its `memories.jsonl.gz`,
+  gzipped or not (one record per line). One memory per record: its text
+  (`memory`, or `content` in OpenMemory), its categories and metadata
+  category/type as keywords, its `created_at` kept, its `id` its slot (an
+  updated memory supersedes the version imported before). Records OpenMemory
+  marks `deleted`, `archived` or `paused` are not live memories there and are
+  skipped, each reason counted (decision 157).
 
 Both tools skip what they cannot parse; we refuse instead, naming the line,
 because a silent gap in a migration is found only when a memory is missing.
@@ -20,7 +26,10 @@ because a silent gap in a migration is found only when a memory is missing.
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
+import zipfile
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -28,13 +37,19 @@ from typing import Any
 
 from localmem.errors import InvalidInput, NotFound
 from localmem.memory.rows import parse_time
-from localmem.memory.transfer.sources import (
+from localmem.memory.transfer.importing import Skip
+from localmem.memory.transfer.source_base import (
+    MAX_SOURCE_BYTES,
     Item,
     Reading,
     SourceFile,
+    decode,
+    json_problem,
     make_item,
+    read_bytes,
     read_text,
     refuse,
+    sort_out,
 )
 
 MCP_PACKAGE = "node_modules/@modelcontextprotocol/server-memory/dist"
@@ -93,7 +108,7 @@ def read_mcp_memory(path: Path) -> Reading:
         else:
             raise NotFound(f"{path} holds no {' or '.join(MCP_FILES)}; pass the file itself.")
     path = path.resolve()
-    items: list[Item] = []
+    made: list[Item | Skip] = []
     for number, line in enumerate(read_text(path).split("\n"), 1):
         if not line.strip():
             continue
@@ -101,7 +116,7 @@ def read_mcp_memory(path: Path) -> Reading:
         try:
             raw = json.loads(line)
         except json.JSONDecodeError as error:
-            raise refuse(where, f"not complete JSON ({error.msg}; truncated?)") from None
+            raise refuse(where, json_problem(error.msg, error.colno)) from None
         except RecursionError:
             raise refuse(where, "JSON nested too deeply") from None
         if not isinstance(raw, dict):
@@ -117,19 +132,20 @@ def read_mcp_memory(path: Path) -> Reading:
                 raise refuse(where, "`observations` is not a list of text")
             for observation in observations:
                 if observation.strip():
-                    items.append(
-                        make_item(where, f"{name}: {observation.strip()}", [name, entity_type])
-                    )
+                    text = f"{name}: {observation.strip()}"
+                    made.append(make_item(where, text, [name, entity_type], slot=name))
         elif kind == "relation":
             start = _text_field(raw, "from", where)
             end = _text_field(raw, "to", where)
             relation = _text_field(raw, "relationType", where)
             # Relation types are written in active voice, snake_case ("works_at").
             text = f"{start} {relation.replace('_', ' ')} {end}"
-            items.append(make_item(where, text, [start, end, relation]))
+            made.append(make_item(where, text, [start, end, relation]))
         else:
             raise refuse(where, f'`type` is {kind!r}, not "entity" or "relation"')
-    return Reading("mcp-memory", path, (SourceFile(path, f"mcp-memory:{path}", tuple(items)),))
+    items, oversize = sort_out(made)
+    source = SourceFile(path, f"mcp-memory:{path}", items, oversize)
+    return Reading("mcp-memory", path, (source,))
 
 
 # ---- mem0 ------------------------------------------------------------------------------
@@ -183,37 +199,96 @@ def _keywords(raw: dict[str, Any], category_names: dict[str, str]) -> list[str]:
     return words
 
 
+_NOT_LIVE = {
+    "deleted": "deleted in OpenMemory",
+    "archived": "archived in OpenMemory (not a live memory there)",
+    "paused": "paused in OpenMemory (not a live memory there)",
+}
+
+
+def _unpacked(path: Path, data: bytes) -> tuple[str, bytes]:
+    """(where, bytes) of the export inside a zip or gzip file; other bytes as they are."""
+    if data[:4] == b"PK\x03\x04":
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                names = {n.rsplit("/", 1)[-1]: n for n in archive.namelist() if not n.endswith("/")}
+                member = names.get("memories.json") or names.get("memories.jsonl.gz")
+                if member is None:
+                    raise refuse(
+                        str(path), "a zip without memories.json, so not an OpenMemory backup"
+                    )
+                info = archive.getinfo(member)
+                if info.file_size > MAX_SOURCE_BYTES:
+                    raise refuse(f"{path}, {member}", "larger than an import reads")
+                inner = archive.read(member)
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+            raise refuse(str(path), "a damaged zip file") from None
+        where = f"{path} ({member})"
+        return _unpacked(Path(where), inner) if member.endswith(".gz") else (where, inner)
+    if data[:2] == b"\x1f\x8b":
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as packed:
+                inner = packed.read(MAX_SOURCE_BYTES + 1)  # bounded: a small file can unpack huge
+        except (OSError, EOFError, ValueError):
+            raise refuse(str(path), "a damaged gzip file") from None
+        if len(inner) > MAX_SOURCE_BYTES:
+            raise refuse(str(path), "larger unpacked than an import reads")
+        return str(path), inner
+    return str(path), data
+
+
+def _document(where: str, text: str) -> object:
+    """One JSON document, or the records of a JSON Lines file (OpenMemory's jsonl)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        if error.msg != "Extra data" or error.lineno < 2:
+            raise refuse(
+                f"{where}, line {error.lineno}", json_problem(error.msg, error.colno)
+            ) from None
+    except RecursionError:
+        raise refuse(where, "JSON nested too deeply") from None
+    records: list[object] = []
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.strip():
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as error:
+                raise refuse(
+                    f"{where}, line {number}", json_problem(error.msg, error.colno)
+                ) from None
+            except RecursionError:
+                raise refuse(f"{where}, line {number}", "JSON nested too deeply") from None
+    return records
+
+
 def read_mem0(path: Path) -> Reading:
     if path.is_dir():
         raise InvalidInput(
-            f"{path} is a folder; pass the mem0 export file (OpenMemory: the memories.json "
-            "inside the backup zip). Nothing was imported."
+            f"{path} is a folder; pass the mem0 export file (OpenMemory: the backup zip, or "
+            "the memories.json inside it). Nothing was imported."
         )
     path = path.resolve()
-    try:
-        document = json.loads(read_text(path))
-    except json.JSONDecodeError as error:
-        raise refuse(
-            f"{path}, line {error.lineno}",
-            f"not complete JSON ({error.msg} at column {error.colno}; truncated?)",
-        ) from None
-    except RecursionError:
-        raise refuse(str(path), "JSON nested too deeply") from None
-    records, category_names = _records(document, str(path))
-    items: list[Item] = []
-    skipped = 0
+    where, data = _unpacked(path, read_bytes(path))
+    document = _document(where, decode(data, where))
+    records, category_names = _records(document, where)
+    made: list[Item | Skip] = []
     for number, raw in enumerate(records, 1):
-        where = f"{path}, memory {number}"
+        at = f"{where}, memory {number}"
         if not isinstance(raw, dict):
-            raise refuse(where, "not a JSON object")
-        if isinstance(raw.get("id"), str):
-            where += f" (id {raw['id'][:40]})"
-        if raw.get("state") == "deleted":  # OpenMemory keeps deleted rows in its backup
-            skipped += 1
+            raise refuse(at, "not a JSON object")
+        ident = raw.get("id") if isinstance(raw.get("id"), (str, int)) else None
+        if ident is not None:
+            at += f" (id {str(ident)[:40]})"
+        state = raw.get("state")
+        if isinstance(state, str) and state in _NOT_LIVE:
+            made.append(Skip(at, _NOT_LIVE[state]))
             continue
         text = raw.get("memory", raw.get("content"))
         if not isinstance(text, str):
-            raise refuse(where, "has no `memory` (or `content`) text")
-        items.append(make_item(where, text, _keywords(raw, category_names), _created(raw, where)))
-    source = SourceFile(path, f"mem0:{path}", tuple(items), skipped)
+            raise refuse(at, "has no `memory` (or `content`) text")
+        slot = None if ident is None else str(ident)
+        made.append(make_item(at, text, _keywords(raw, category_names), _created(raw, at), slot))
+    items, skipped = sort_out(made)
+    source = SourceFile(path, f"mem0:{path}", items, skipped)
     return Reading("mem0", path, (source,))

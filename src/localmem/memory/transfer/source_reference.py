@@ -17,7 +17,7 @@ from localmem.memory.store import Store
 from localmem.memory.transfer import restore as restoring
 from localmem.memory.transfer.export import Incoming, Source, memory_key, parse_export
 from localmem.memory.transfer.importing import FileImport
-from localmem.memory.transfer.sources import SourceImport, read_text
+from localmem.memory.transfer.source_base import SourceImport, read_text
 
 
 def _into(source: Source, workspace: str) -> Source:
