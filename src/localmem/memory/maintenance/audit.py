@@ -38,7 +38,7 @@ from localmem.memory.search import lookup, recall, tokens
 PROMOTE_SEEN = 3
 PROMOTE_RECALLED = 5
 LESSON_MAX_CHARS = 300
-TRACE_SAMPLE = 2000  # the most recent traces measured (one index query each)
+TRACE_SAMPLE = 500  # the most recent traces measured (one index query each; decision 149)
 BUCKETS = 20
 LISTED = 20  # rows listed per section; the counts are always complete
 
