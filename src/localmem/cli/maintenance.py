@@ -20,6 +20,7 @@ import click
 
 import localmem
 from localmem import paths
+from localmem.cli.progress import working
 from localmem.errors import InvalidInput
 
 
@@ -44,7 +45,8 @@ def _workspace(name: str | None) -> str | None:
 def run_audit(workspace: str | None, as_json: bool) -> None:
     from localmem.memory.maintenance.audit import audit_file
 
-    report = audit_file(paths.memory_db(), _workspace(workspace))
+    with working("auditing"):
+        report = audit_file(paths.memory_db(), _workspace(workspace))
     if as_json:
         _echo_json(dataclasses.asdict(report))
         return
@@ -124,7 +126,8 @@ def run_audit(workspace: str | None, as_json: bool) -> None:
 def run_gc(prune_days: int | None, dry_run: bool, as_json: bool) -> None:
     from localmem.memory.maintenance.gc import gc
 
-    with localmem.open(create=False) as store:
+    label = "measuring" if dry_run else "collecting"
+    with working(label), localmem.open(create=False) as store:
         report = gc(store, prune_days=prune_days, dry_run=dry_run)
     if as_json:
         payload = dataclasses.asdict(report)
@@ -218,7 +221,8 @@ def run_dedupe(
         if review:
             _review(store, ws)
             return
-        pairs = dedupe.list_pairs(store.connection, ws)
+        with working("reading the queue"):
+            pairs = dedupe.list_pairs(store.connection, ws)
     if as_json:
         _echo_json(
             [
@@ -303,7 +307,8 @@ def run_export(workspace: str | None, output: str | None) -> None:
     else:
         conn = open_readonly(db)
         try:
-            text = export_text(conn, scope)
+            with working("exporting"):
+                text = export_text(conn, scope)
         finally:
             conn.close()
     if output is None or output == "-":

@@ -277,7 +277,9 @@ def run_stats(as_json: bool) -> None:
         else:
             click.echo(message)
         return
-    with localmem.open(create=False) as store:
+    from localmem.cli.progress import working
+
+    with working("counting"), localmem.open(create=False) as store:
         stats = store.stats()
     if as_json:
         _echo_json(stats_dict(stats))
