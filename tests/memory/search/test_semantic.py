@@ -318,3 +318,16 @@ def test_embedding_asks_before_each_memory_and_keeps_what_it_did(tmp_path: Path)
         done = semantic.embed_pending(store.connection, embedder, batch=2, keep_going=keep_going)
         assert (done, len(asked), store.stats().vectors) == (3, 4, 3)
         assert semantic.embed_pending(store.connection, embedder, batch=2) == 2
+
+
+def test_a_pasted_log_as_a_query_is_embedded_by_its_opening() -> None:
+    # The model reads whatever it is given (9.4 s for 10,000 characters here): a recall
+    # must not stall on a pasted log. The real model, with the text it receives observed.
+    from localmem.memory.search import semantic
+
+    embedder = semantic.Embedder()
+    seen: list[int] = []
+    real = embedder._model.query
+    embedder._model.query = lambda text: seen.append(len(text)) or real(text)  # type: ignore[method-assign]
+    vector = embedder.query("why does the deploy fail with error E0502 " * 500)
+    assert seen == [semantic.MAX_QUERY_EMBED_CHARS] and vector.shape == (384,)

@@ -41,6 +41,10 @@ TEXT_RECIPE = 1
 # A long memory (an imported file) is embedded by its opening: the model reads
 # 512 tokens at a time, and 1 MiB of text would cost seconds per memory.
 MAX_EMBED_CHARS = 4000
+# A query is embedded by its opening only: the model's cost grows with the text (a
+# 10,000-character query took 9.4 s here, 1,000 characters well under a second), and
+# a recall must not stall on a pasted log; the lexical ranking still reads 10,000.
+MAX_QUERY_EMBED_CHARS = 1000
 BATCH = 16  # memories embedded, then written in one short transaction
 CHUNK = 256  # memories read from the backlog at a time
 
@@ -141,8 +145,8 @@ class Embedder:
         return self._model.passage(list(texts))  # type: ignore[no-any-return]
 
     def query(self, text: str) -> NDArray[numpy.float32]:
-        """The unit vector, shape (384,), of a query."""
-        return self._model.query(text)  # type: ignore[no-any-return]
+        """The unit vector, shape (384,), of a query (its first MAX_QUERY_EMBED_CHARS)."""
+        return self._model.query(text[:MAX_QUERY_EMBED_CHARS])  # type: ignore[no-any-return]
 
 
 # ---- the vectors table ---------------------------------------------------------------
