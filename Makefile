@@ -23,7 +23,8 @@ test: lint
 
 # The pictures in docs/ui/ are the browser tests' screenshots of a seeded store.
 screenshots: $(STAMP)
-	LOCALMEM_UI_SCREENSHOTS=$(CURDIR)/docs/ui $(BIN)/pytest -q tests/ui/test_ui_browser.py
+	LOCALMEM_UI_SCREENSHOTS=$(CURDIR)/docs/ui $(BIN)/pytest -q tests/ui/test_ui_browser.py \
+		tests/ui/test_ui_layout.py tests/ui/test_ui_flows.py
 
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py

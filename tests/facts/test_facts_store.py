@@ -192,3 +192,15 @@ def test_a_killed_writers_temporary_file_is_swept_by_the_next_write(folder: str)
     assert Path(folder, "games.md").read_text() == "- 2026-11-30: likes puzzles\n"
     store.forget(folder, "food", "pasta", sync=False)
     assert live.exists()
+
+
+def test_forget_a_whole_line_removes_that_line_only(folder: str) -> None:
+    store.remember(folder, "food", "likes tea with milk", "2026-11-01", sync=False)
+    store.remember(folder, "food", "likes tea", "2026-11-02", sync=False)
+    assert "nothing was removed" in store.forget(folder, "food", "likes tea", sync=False).text
+    gone = store.forget(folder, "food", "- 2026-11-02: likes tea", sync=False, whole_line=True)
+    assert gone.changed and gone.text == "removed: - 2026-11-02: likes tea\n"
+    assert store.read_lines(folder, "food") == ["- 2026-11-01: likes tea with milk"]
+    # A line that is not there word for word removes nothing, whatever it contains.
+    kept = store.forget(folder, "food", "- 2026-11-01: likes tea", sync=False, whole_line=True)
+    assert not kept.changed and store.read_lines(folder, "food") != []

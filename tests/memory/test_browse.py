@@ -10,6 +10,7 @@ import pytest
 
 import localmem
 from localmem.errors import InvalidInput, NotFound
+from localmem.memory import browse
 
 NOW = datetime(2026, 12, 1, 12, tzinfo=timezone.utc)
 
@@ -101,3 +102,21 @@ def test_edited_keywords_have_their_credentials_masked(tmp_path: Path) -> None:
         assert token not in " ".join(memory.keywords)
         assert any("redacted" in word for word in memory.keywords)
     assert token.encode() not in (tmp_path / "m.db").read_bytes()
+
+
+def test_browse_narrow_listings_and_the_oldest_first_order(tmp_path: Path) -> None:
+    moments = iter(NOW - timedelta(days=30 - i) for i in range(200))
+    with localmem.open(tmp_path / "m.db", clock=lambda: next(moments, NOW)) as store:
+        for i in range(4):
+            store.add(f"memory number {i} about gadgets", workspace="a")
+        store.add("memory number 1 about gadgets, corrected", workspace="a", supersedes=[2])
+        store.search("gadgets number 3", workspace="a", k=1)
+        conn = store.connection
+        assert [m.id for m in browse.browse(conn, sort="oldest").memories] == [1, 2, 3, 4, 5]
+        never = browse.browse(conn, only="never_recalled", sort="oldest")
+        assert 4 not in [m.id for m in never.memories] and never.total == 4
+        assert [m.id for m in browse.browse(conn, only="superseded").memories] == [2]
+        assert browse.browse(conn, only="promotion").total == 0
+        with pytest.raises(InvalidInput):
+            browse.browse(conn, only="everything")
+        assert store.overview().newest == (NOW - timedelta(days=30 - 4)).date()

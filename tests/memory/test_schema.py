@@ -155,3 +155,25 @@ def test_tokenizer_change_rebuilds_index_on_the_next_open(tmp_path: Path) -> Non
         assert [h.memory.id for h in store.search("reindex", workspace="w").hits] == [added.id]
         df = dict(conn.execute("SELECT term, df FROM term_df").fetchall())
         assert df["indexer"] == 1 and df["reindex"] == 1 and "stale" not in df
+
+
+def test_step_6_adds_the_web_views_indexes_to_a_version_5_file(tmp_path: Path) -> None:
+    path = tmp_path / "v5.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    schema.migrate(conn, target=5)
+    conn.close()
+    with localmem.open(path, create=False) as store:
+        store.add("a memory of the view's workspace", workspace="api")
+        conn = store.connection
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.LATEST
+
+        def plan(sql: str) -> str:
+            return " ".join(str(r[-1]) for r in conn.execute("EXPLAIN QUERY PLAN " + sql))
+
+        largest = plan("SELECT id FROM memories ORDER BY length(content) DESC, id DESC LIMIT 10")
+        assert "memories_length" in largest and "TEMP B-TREE" not in largest
+        for column in ("created_at", "last_recalled_at", "recalled_count"):
+            listing = plan(
+                f"SELECT id FROM memories WHERE workspace = 'api' ORDER BY {column} DESC, id DESC"
+            )
+            assert f"memories_ws_{column}" in listing and "TEMP B-TREE" not in listing

@@ -107,8 +107,14 @@ def remember(path: str, topic: str, fact: str, today: str, sync: bool = True) ->
     return Outcome(f"saved in {topic}; it now holds:\n" + data, True)
 
 
-def forget(path: str, topic: str, text: str, sync: bool = True) -> Outcome:
-    """Remove the one fact line containing `text` (case-insensitive); never more than one."""
+def forget(
+    path: str, topic: str, text: str, sync: bool = True, *, whole_line: bool = False
+) -> Outcome:
+    """Remove the one fact line containing `text` (case-insensitive); never more than one.
+
+    With `whole_line`, `text` is a stored line itself and only that very line matches:
+    the web view's Forget button names the line it shows, and "likes tea" must stay
+    forgettable beside "likes tea with milk"."""
     rules.check_topic(topic)
     needle = rules.check_forget_text(text).casefold()
     file = disk.topic_path(path, topic)
@@ -120,7 +126,10 @@ def forget(path: str, topic: str, text: str, sync: bool = True) -> Outcome:
         facts = fact_lines(lines)
         if not facts:
             return Outcome(f"There are no facts about {topic}; nothing was removed.\n", False)
-        matches = [line for line in facts if needle in line.casefold()]
+        if whole_line:
+            matches = [line for line in facts if line == text]
+        else:
+            matches = [line for line in facts if needle in line.casefold()]
         quoted = rules.shown(text, 80)
         if not matches:
             return Outcome(f'Nothing in {topic} matches "{quoted}"; nothing was removed.\n', False)

@@ -38,7 +38,8 @@ class View:
         self, store: Store, query: str, *, workspace: str, k: int, kind: str | None
     ) -> Recall:
         """`store.search` with the server's one semantic view (one search at a time:
-        the view's in-memory vectors are not shared between threads)."""
+        the view's in-memory vectors are not shared between threads), never counted as
+        a recall: a person looking is not an agent recalling (decision 163)."""
         with self._searching:
             if self._semantic:
                 store.use_semantic_view(self._semantic[0])
@@ -46,7 +47,7 @@ class View:
                 loaded = store.semantic_view()
                 if loaded is not None:
                     self._semantic.append(loaded)
-            return store.search(query, workspace=workspace, k=k, kind=kind)
+            return store.search(query, workspace=workspace, k=k, kind=kind, track=False)
 
 
 NAV = (
@@ -103,6 +104,15 @@ def form(view: View, action: str, *fields: object, button: str, danger: bool = F
     )
 
 
+def hidden(name: str, value: object) -> Html:
+    return h("input", {"type": "hidden", "name": name, "value": value})
+
+
+def number(value: int) -> str:
+    """A count as people read it: 100,000 rather than 100000."""
+    return f"{value:,}"
+
+
 def when(moment: datetime | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M") if moment else "never"
 
@@ -121,8 +131,12 @@ def badge(text: str, kind: str = "") -> Html:
 
 
 def with_query(path: str, **params: object) -> str:
-    kept = {k: str(v) for k, v in params.items() if v not in (None, "")}
-    return path + ("?" + urllib.parse.urlencode(kept) if kept else "")
+    """`path` with `params` set in its query (an empty or None value is left out; a
+    query `path` already has is kept, its same-named parameters replaced)."""
+    base, _, existing = path.partition("?")
+    query = dict(urllib.parse.parse_qsl(existing, keep_blank_values=False))
+    query.update({k: str(v) for k, v in params.items() if v not in (None, "")})
+    return base + ("?" + urllib.parse.urlencode(query) if query else "")
 
 
 def select(name: str, options: Sequence[tuple[str, str]], chosen: str | None, label: str) -> Html:

@@ -1,55 +1,91 @@
-"""Browse, search, one memory, and the curate actions on it (forget, promote, correct,
-keywords). Every read and change is one call to the store (`localmem.open()`);
-the rules (forget's chain rule, promote's core warning, add's supersede checks)
-are the domain's, so the CLI and this view cannot drift apart.
+"""Browse, one memory, and the curate actions on it (forget, promote, correct, keywords).
+
+Every read and change is one call to the store (`localmem.open()`); the rules
+(forget's chain rule, promote's core warning, add's supersede checks) are the
+domain's, so the CLI and this view cannot drift apart. What is the view's own:
+
+- a listing keeps your place: a memory opened from it carries `back` (the listing's
+  address), and forgetting it brings you back there (decision 164);
+- a page number past the end shows the last page and says so;
+- a correction is written at the current end of a supersede chain only: correcting
+  a memory that is already corrected would fork the chain (decision 165).
 """
 
 from __future__ import annotations
+
+import urllib.parse
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 import localmem
-from localmem.errors import InvalidInput
-from localmem.memory.browse import SORTS
+from localmem.errors import Conflict, InvalidInput, NotFound
+from localmem.memory import browse as browsing
 from localmem.memory.maintenance import dedupe
-from localmem.memory.model import ALL, KINDS, Hit, Memory, Recall
-from localmem.memory.store import Store
+from localmem.memory.model import KINDS, Memory
 from localmem.ui.html import Html, h, join
 from localmem.ui.layout import (
     View,
     badge,
     form,
+    hidden,
     memory_link,
+    number,
     page,
     preview,
     select,
     when,
     with_query,
 )
+from localmem.ui.security import local_path
 
 SORT_LABELS = {
-    "created": "created",
+    "created": "created, newest first",
+    "oldest": "created, oldest first",
     "last_recalled": "last recalled",
     "times_recalled": "times recalled",
 }
+ONLY_LABELS = {"": "every memory", "never_recalled": "never recalled", "superseded": "superseded"}
+BACK_PAGES = ("/browse", "/search", "/audit", "/duplicates")  # where `back` may lead
 
 
 def _int(value: str | None, default: int, what: str) -> int:
     if value in (None, ""):
         return default
-    try:
-        return int(value)
-    except ValueError:
-        raise InvalidInput(f"The {what} must be a whole number, not {value!r}.") from None
+    if not value.isdigit() or int(value) < 1:
+        raise InvalidInput(f"The {what} must be a whole number of at least 1, not {value!r}.")
+    return int(value)
 
 
-def _workspaces(store: Store) -> list[str]:
-    return store.workspace_names()
+def back_target(value: str | None, fallback: str) -> str:
+    """`value` when it is one of our listings (never another host: no open redirect)."""
+    if not value:
+        return fallback
+    path = local_path(value)
+    if urllib.parse.urlsplit(path).path not in BACK_PAGES:
+        return fallback
+    return path
 
 
 def _done(path: str, sentence: str) -> RedirectResponse:
-    return RedirectResponse(with_query(path, done=sentence), status_code=303)
+    parts = urllib.parse.urlsplit(path)
+    query = [(k, v) for k, v in urllib.parse.parse_qsl(parts.query) if k != "done"]
+    query.append(("done", sentence))
+    return RedirectResponse(parts.path + "?" + urllib.parse.urlencode(query), status_code=303)
+
+
+def _missing(view: View, memory_id: int) -> Response:
+    body = h(
+        "p",
+        {"class": "error"},
+        f"No memory has id {memory_id}; it may have been forgotten or merged into another. "
+        "Find it with ",
+        h("a", {"href": "/search"}, "Search"),
+        " or ",
+        h("a", {"href": "/browse"}, "Browse"),
+        ".",
+    )
+    return page(view, "Not found", body, status=404)
 
 
 # ---- browse ------------------------------------------------------------------------
@@ -60,10 +96,28 @@ def browse(view: View, request: Request) -> Response:
     workspace = params.get("workspace") or None
     kind = params.get("kind") or None
     sort = params.get("sort") or "created"
-    number = _int(params.get("page"), 1, "page number")
+    only = params.get("only") or None
+    wanted = _int(params.get("page"), 1, "page number")
     with localmem.open(view.db, create=False) as store:
-        listing = store.browse(workspace=workspace, kind=kind, sort=sort, page=number)
-        names = _workspaces(store)
+        names = store.workspace_names()
+
+        def listing_at(number_: int) -> browsing.BrowsePage:
+            return browsing.browse(
+                store.connection,
+                workspace=workspace,
+                kind=kind,
+                sort=sort,
+                page=number_,
+                only=only,
+            )
+
+        listing = listing_at(wanted)
+        past_end = listing.total > 0 and listing.page > listing.pages
+        if past_end:  # e.g. the last row of the last page was just forgotten
+            listing = listing_at(listing.pages)
+    here = with_query(
+        "/browse", workspace=workspace, kind=kind, sort=sort, only=only, page=listing.page
+    )
     filters = h(
         "form",
         {"method": "get", "action": "/browse", "class": "filters"},
@@ -71,148 +125,88 @@ def browse(view: View, request: Request) -> Response:
             "workspace", [("", "every workspace"), *((n, n) for n in names)], workspace, "Workspace"
         ),
         select("kind", [("", "every kind"), *((k, k) for k in KINDS)], kind, "Kind"),
-        select("sort", [(s, SORT_LABELS[s]) for s in SORTS], sort, "Newest / most first by"),
+        select("only", list(ONLY_LABELS.items()), only, "Show"),
+        select("sort", list(SORT_LABELS.items()), sort, "Order by"),
         h("button", {"type": "submit"}, "Show"),
     )
+    head = ("id", "workspace", "kind", "memory", "created", "last recalled", "recalled")
     table = h(
-        "table",
-        {"class": "memories"},
+        "div",
+        {"class": "table-wrap"},
         h(
-            "thead",
-            {},
+            "table",
+            {"class": "memories"},
             h(
-                "tr",
+                "thead",
                 {},
-                [h("th", {}, c) for c in ("id", "workspace", "kind", "memory", "created")],
-                h("th", {}, "last recalled"),
-                h("th", {"class": "num"}, "recalled"),
+                h("tr", {}, [h("th", {"class": f"c-{i}"}, c) for i, c in enumerate(head)]),
             ),
-        ),
-        h(
-            "tbody",
-            {},
-            [
-                h(
-                    "tr",
-                    {},
-                    h("td", {}, memory_link(m)),
-                    h("td", {}, m.workspace),
-                    h("td", {}, badge(m.kind, m.kind)),
-                    h(
-                        "td",
-                        {},
-                        memory_link(m, preview(m.content)),
-                        badge("superseded", "superseded") if m.superseded else None,
-                    ),
-                    h("td", {}, when(m.created_at)),
-                    h("td", {}, when(m.last_recalled_at)),
-                    h("td", {"class": "num"}, m.recalled_count),
-                )
-                for m in listing.memories
-            ],
+            h("tbody", {}, [_row(m, here) for m in listing.memories]),
         ),
     )
 
     def link(to: int, text: str) -> Html:
         return h(
             "a",
-            {"href": with_query("/browse", workspace=workspace, kind=kind, sort=sort, page=to)},
+            {
+                "href": with_query(
+                    "/browse", workspace=workspace, kind=kind, sort=sort, only=only, page=to
+                )
+            },
             text,
         )
 
     pager = h(
         "nav",
         {"class": "pager", "aria-label": "pages"},
-        link(listing.page - 1, "← newer") if listing.page > 1 else None,
-        h("span", {}, f"page {listing.page} of {listing.pages} · {listing.total} memories"),
-        link(listing.page + 1, "older →") if listing.page < listing.pages else None,
+        link(listing.page - 1, "← previous") if listing.page > 1 else None,
+        h(
+            "span",
+            {},
+            f"page {number(listing.page)} of {number(listing.pages)} · "
+            f"{number(listing.total)} memories",
+        ),
+        link(listing.page + 1, "next →") if listing.page < listing.pages else None,
     )
-    empty = h("p", {}, "No memories here.") if not listing.memories else None
-    body = join([filters, pager, table, empty])
+    notes = []
+    if past_end:
+        notes.append(
+            h(
+                "p",
+                {"class": "notice"},
+                f"There is no page {number(wanted)}; this is the last one.",
+            )
+        )
+    body = join(
+        [
+            filters,
+            notes,
+            pager,
+            table if listing.memories else h("p", {}, "No memories here."),
+            pager if len(listing.memories) > 15 else None,
+        ]
+    )
     return page(view, "Browse", body, flash=params.get("done"), here="/browse")
 
 
-# ---- search ------------------------------------------------------------------------
-
-
-def hit_block(rank: int, hit: Hit) -> Html:
-    memory = hit.memory
-    marks = [badge(memory.kind, memory.kind)]
-    if hit.weak:
-        marks.append(badge("weak", "weak"))
-    if memory.superseded:
-        marks.append(badge(f"superseded by #{memory.superseded_by}", "superseded"))
-    neighbours = [
-        h(
-            "li",
-            {},
-            f"{n.relation.replace('_', ' ')} ",
-            memory_link(n.memory),
-            ": ",
-            preview(n.memory.content),
-        )
-        for n in hit.neighbors
-    ]
+def _row(m: Memory, here: str) -> Html:
+    target = with_query(f"/memory/{m.id}", back=here)
     return h(
-        "article",
-        {"class": "hit weak-hit" if hit.weak else "hit", "data-id": memory.id},
+        "tr",
+        {},
+        h("td", {"class": "c-0"}, h("a", {"href": target}, f"#{m.id}")),
+        h("td", {"class": "c-1"}, m.workspace),
+        h("td", {"class": "c-2"}, badge(m.kind, m.kind)),
         h(
-            "header",
-            {},
-            h("span", {"class": "rank"}, f"{rank}."),
-            memory_link(memory),
-            f" · {memory.workspace} · score {hit.score:.3f} ",
-            marks,
+            "td",
+            {"class": "c-3 text"},
+            h("a", {"href": target}, preview(m.content)),
+            badge("superseded", "superseded") if m.superseded else None,
         ),
-        h("p", {"class": "content"}, memory.content),
-        h("ul", {"class": "neighbours"}, neighbours) if neighbours else None,
+        h("td", {"class": "c-4 date"}, when(m.created_at)),
+        h("td", {"class": "c-5 date"}, when(m.last_recalled_at)),
+        h("td", {"class": "c-6 num"}, number(m.recalled_count)),
     )
-
-
-def core_aside(recall: Recall) -> Html:
-    items = [h("li", {}, memory_link(m), " ", m.content) for m in recall.core]
-    return h(
-        "aside",
-        {"class": "core"},
-        h("h2", {}, "Core (pushed with every recall)"),
-        h("ul", {}, items) if items else h("p", {}, "No core memories in this scope."),
-        h("p", {}, f"{recall.core_dropped} older core row(s) left out by the cap.")
-        if recall.core_dropped
-        else None,
-    )
-
-
-def search(view: View, request: Request) -> Response:
-    params = request.query_params
-    query = params.get("q", "")
-    workspace = params.get("workspace") or ALL
-    kind = params.get("kind") or None
-    k = _int(params.get("k"), 10, "number of results")
-    with localmem.open(view.db, create=False) as store:
-        names = _workspaces(store)
-        # The same recall as `localmem search`, and counted as one (SPEC 5, tracking).
-        recall = view.search(store, query, workspace=workspace, k=k, kind=kind) if query else None
-    controls = h(
-        "form",
-        {"method": "get", "action": "/search", "class": "filters"},
-        h(
-            "label",
-            {},
-            "Query ",
-            h("input", {"type": "search", "name": "q", "value": query, "autofocus": True}),
-        ),
-        select("workspace", [(ALL, "all"), *((n, n) for n in names)], workspace, "Workspace"),
-        select("kind", [("", "every kind"), *((x, x) for x in KINDS)], kind, "Kind"),
-        h("button", {"type": "submit"}, "Search"),
-    )
-    if recall is None:
-        body = join([controls, h("p", {}, "Type what you want to recall, as you would ask it.")])
-        return page(view, "Search", body, here="/search")
-    hits = [hit_block(rank, hit) for rank, hit in enumerate(recall.hits, 1)]
-    message = h("p", {"class": "message"}, recall.message) if recall.message else None
-    results = h("section", {"class": "results"}, hits, message)
-    body = join([controls, h("div", {"class": "with-aside"}, results, core_aside(recall))])
-    return page(view, "Search", body, query=query, here="/search")
 
 
 # ---- one memory --------------------------------------------------------------------
@@ -222,10 +216,24 @@ def _field(name: str, value: object) -> list[Html]:
     return [h("dt", {}, name), h("dd", {}, value)]
 
 
+def _listed(title: str, memories: tuple[Memory, ...] | list[Memory], empty: str) -> Html:
+    items = [h("li", {}, memory_link(m), " ", preview(m.content)) for m in memories]
+    return h(
+        "section",
+        {"class": "chain"},
+        h("h2", {}, title),
+        h("ul", {}, items) if items else h("p", {}, empty),
+    )
+
+
 def memory_page(view: View, request: Request) -> Response:
     memory_id = int(request.path_params["memory_id"])
+    back = back_target(request.query_params.get("back"), "")
     with localmem.open(view.db, create=False) as store:
-        memory = store.get(memory_id)  # reading a memory is not a recall: nothing is counted
+        try:
+            memory = store.get(memory_id)  # reading a memory is not a recall
+        except NotFound:
+            return _missing(view, memory_id)
         links = store.chain(memory_id)
         pairs = [
             p
@@ -240,21 +248,15 @@ def memory_page(view: View, request: Request) -> Response:
         _field("keywords", ", ".join(memory.keywords) or "none"),
         _field("source", memory.source or "none"),
         _field("session", memory.session_id or "none"),
-        _field("seen", memory.seen_count),
-        _field("recalled", f"{memory.recalled_count} times, last {when(memory.last_recalled_at)}"),
+        _field("seen", number(memory.seen_count)),
+        _field(
+            "recalled",
+            f"{number(memory.recalled_count)} times, last {when(memory.last_recalled_at)}",
+        ),
         _field("created", when(memory.created_at)),
         _field("updated", when(memory.updated_at)),
+        _field("length", f"{number(len(memory.content))} characters"),
     )
-
-    def listed(title: str, memories: tuple[Memory, ...] | list[Memory], empty: str) -> Html:
-        items = [h("li", {}, memory_link(m), " ", preview(m.content)) for m in memories]
-        return h(
-            "section",
-            {"class": "chain"},
-            h("h2", {}, title),
-            h("ul", {}, items) if items else h("p", {}, empty),
-        )
-
     duplicates = [
         h(
             "li",
@@ -265,8 +267,87 @@ def memory_page(view: View, request: Request) -> Response:
         )
         for p in pairs
     ]
+    current = links.newer[-1] if links.newer else None
+    notice = None
+    if memory.superseded:
+        notice = h(
+            "p",
+            {"class": "notice"},
+            "Superseded by ",
+            h("a", {"href": f"/memory/{memory.superseded_by}"}, f"#{memory.superseded_by}"),
+            (
+                join([" (the current correction is ", memory_link(current), ")"])
+                if current is not None and current.id != memory.superseded_by
+                else ""
+            ),
+            ".",
+        )
+    side = h(
+        "div",
+        {"class": "memory-side"},
+        facts,
+        _curate(view, memory, current, back),
+    )
+    body = join(
+        [
+            h("p", {}, h("a", {"href": back, "class": "back"}, "← Back to the list"))
+            if back
+            else None,
+            notice,
+            h(
+                "div",
+                {"class": "memory-layout"},
+                h("pre", {"class": "content long"}, memory.content),
+                side,
+            ),
+            _listed("Corrected by (nearest first)", links.newer, "Nothing corrects it."),
+            _listed("It corrects", links.older, "It corrects nothing."),
+            h(
+                "section",
+                {},
+                h("h2", {}, "Near duplicates in the review queue"),
+                h("ul", {}, duplicates) if duplicates else h("p", {}, "None queued."),
+                h("p", {}, h("a", {"href": "/duplicates"}, "Review the queue"))
+                if duplicates
+                else None,
+            ),
+        ]
+    )
+    return page(view, f"Memory #{memory.id}", body, flash=request.query_params.get("done"))
+
+
+def _curate(view: View, memory: Memory, current: Memory | None, back: str) -> Html:
     kinds = [(k, k) for k in KINDS if k != "imported"]
-    curate = h(
+    if current is not None:
+        correction = h(
+            "p",
+            {"class": "notice"},
+            "A correction belongs at the end of the chain: ",
+            memory_link(current, f"correct #{current.id}"),
+            " instead.",
+        )
+    else:
+        correction = form(
+            view,
+            f"/memory/{memory.id}/correct",
+            h(
+                "label",
+                {"class": "block"},
+                "Correction (a new memory that supersedes this one)",
+                h("textarea", {"name": "content", "rows": 3, "required": True}, memory.content),
+            ),
+            h(
+                "label",
+                {},
+                "Keywords ",
+                h(
+                    "input",
+                    {"type": "text", "name": "keywords", "value": ", ".join(memory.keywords)},
+                ),
+            ),
+            button="Save correction",
+        )
+    return h(
         "section",
         {"class": "curate"},
         h("h2", {}, "Curate"),
@@ -292,67 +373,17 @@ def memory_page(view: View, request: Request) -> Response:
             ),
             button="Save keywords",
         ),
-        form(
-            view,
-            f"/memory/{memory.id}/correct",
-            h(
-                "label",
-                {"class": "block"},
-                "Correction (a new memory that supersedes this one)",
-                h("textarea", {"name": "content", "rows": 3, "required": True}, memory.content),
-            ),
-            h(
-                "label",
-                {},
-                "Keywords ",
-                h(
-                    "input",
-                    {"type": "text", "name": "keywords", "value": ", ".join(memory.keywords)},
-                ),
-            ),
-            button="Save correction",
-        ),
+        correction,
         h(
             "p",
             {},
             h(
                 "a",
-                {"class": "danger", "href": f"/memory/{memory.id}/forget"},
+                {"class": "danger", "href": with_query(f"/memory/{memory.id}/forget", back=back)},
                 "Forget this memory…",
             ),
         ),
     )
-    superseded = (
-        h(
-            "p",
-            {"class": "notice"},
-            "Superseded by ",
-            h("a", {"href": f"/memory/{memory.superseded_by}"}, f"#{memory.superseded_by}"),
-            ".",
-        )
-        if memory.superseded
-        else None
-    )
-    body = join(
-        [
-            superseded,
-            h("pre", {"class": "content"}, memory.content),
-            facts,
-            listed("Corrected by (nearest first)", links.newer, "Nothing corrects it."),
-            listed("It corrects", links.older, "It corrects nothing."),
-            h(
-                "section",
-                {},
-                h("h2", {}, "Near duplicates in the review queue"),
-                h("ul", {}, duplicates) if duplicates else h("p", {}, "None queued."),
-                h("p", {}, h("a", {"href": "/duplicates"}, "Review the queue"))
-                if duplicates
-                else None,
-            ),
-            curate,
-        ]
-    )
-    return page(view, f"Memory #{memory.id}", body, flash=request.query_params.get("done"))
 
 
 # ---- curate ------------------------------------------------------------------------
@@ -360,12 +391,19 @@ def memory_page(view: View, request: Request) -> Response:
 
 def forget_confirm(view: View, request: Request) -> Response:
     memory_id = int(request.path_params["memory_id"])
+    back = back_target(request.query_params.get("back"), "")
     with localmem.open(view.db, create=False) as store:
-        # The same dry run as `localmem forget --dry-run`: a forget the chain rule refuses
-        # is refused here, before anyone is asked.
-        preview_result = store.forget(memory_id, dry_run=True)
+        try:
+            # The same dry run as `localmem forget --dry-run`: a forget the chain rule
+            # refuses is refused here, before anyone is asked.
+            preview_result = store.forget(memory_id, dry_run=True)
+        except NotFound:
+            return _missing(view, memory_id)
+        except Conflict:
+            older = store.chain(memory_id).older
+            return _forget_refused(view, memory_id, older)
     memory = preview_result.memory
-    details = [h("pre", {"class": "content"}, memory.content)]
+    details = [h("pre", {"class": "content long"}, memory.content)]
     if preview_result.relinked:
         details.append(
             h(
@@ -395,28 +433,57 @@ def forget_confirm(view: View, request: Request) -> Response:
             form(
                 view,
                 f"/memory/{memory.id}/forget",
-                h("input", {"type": "hidden", "name": "confirm", "value": "yes"}),
+                hidden("confirm", "yes"),
+                hidden("back", back),
                 button="Yes, forget it",
                 danger=True,
             ),
-            h("p", {}, h("a", {"href": f"/memory/{memory.id}"}, "No, keep it")),
+            h(
+                "p",
+                {},
+                h("a", {"href": with_query(f"/memory/{memory.id}", back=back)}, "No, keep it"),
+            ),
         ]
     )
     return page(view, f"Forget memory #{memory.id}?", body)
+
+
+def _forget_refused(view: View, memory_id: int, older: tuple[Memory, ...]) -> Response:
+    links = join([[", " if i else "", memory_link(m)] for i, m in enumerate(older)])
+    body = join(
+        [
+            h(
+                "p",
+                {"class": "error"},
+                f"Memory #{memory_id} is the current correction of ",
+                links,
+                "; forgetting it would silently bring the old text back. Forget the older "
+                "memory first, or save a correction of this one on its page.",
+            ),
+            h("p", {}, h("a", {"href": f"/memory/{memory_id}", "class": "back"}, "← Back")),
+        ]
+    )
+    return page(view, "Refused", body, status=409)
 
 
 def forget(view: View, memory_id: int, fields: dict[str, str]) -> Response:
     if fields.get("confirm") != "yes":
         return RedirectResponse(f"/memory/{memory_id}/forget", status_code=303)
     with localmem.open(view.db, create=False) as store:
-        result = store.forget(memory_id)
+        try:
+            result = store.forget(memory_id)
+        except NotFound:
+            return _missing(view, memory_id)
+        except Conflict:
+            return _forget_refused(view, memory_id, store.chain(memory_id).older)
     sentence = f"Forgot memory {memory_id}."
     if result.relinked:
         sentence += (
             f" Memories {', '.join(map(str, result.relinked))} are now superseded by memory "
             f"{result.memory.superseded_by}."
         )
-    return _done("/browse", sentence)
+    fallback = with_query("/browse", workspace=result.memory.workspace)
+    return _done(back_target(fields.get("back"), fallback), sentence)
 
 
 def promote(view: View, memory_id: int, fields: dict[str, str]) -> Response:
@@ -445,6 +512,9 @@ def edit_keywords(view: View, memory_id: int, fields: dict[str, str]) -> Respons
 def correct(view: View, memory_id: int, fields: dict[str, str]) -> Response:
     with localmem.open(view.db, create=False) as store:
         old = store.get(memory_id)
+        if old.superseded:
+            current = store.chain(memory_id).newer[-1]
+            return _correct_the_end(view, old, current, fields)
         kind = "note" if old.kind == "imported" else old.kind  # `imported` is import's alone
         # Exactly `localmem add TEXT -w WS --supersedes ID`: the write path's checks apply.
         result = store.add(
@@ -460,6 +530,40 @@ def correct(view: View, memory_id: int, fields: dict[str, str]) -> Response:
     )
 
 
+def _correct_the_end(view: View, old: Memory, current: Memory, fields: dict[str, str]) -> Response:
+    """Refused, keeping the typed text: a second correction of `old` would fork its chain."""
+    body = join(
+        [
+            h(
+                "p",
+                {"class": "error"},
+                f"Memory #{old.id} is already corrected; the current end of its chain is ",
+                memory_link(current),
+                f". A correction of #{old.id} would leave #{old.superseded_by} correcting "
+                "nothing, so nothing was saved.",
+            ),
+            h("pre", {"class": "content long"}, current.content),
+            form(
+                view,
+                f"/memory/{current.id}/correct",
+                h(
+                    "label",
+                    {"class": "block"},
+                    f"Your text, as a correction of #{current.id}",
+                    h(
+                        "textarea",
+                        {"name": "content", "rows": 3, "required": True},
+                        fields.get("content", ""),
+                    ),
+                ),
+                hidden("keywords", fields.get("keywords", "")),
+                button=f"Save as a correction of #{current.id}",
+            ),
+        ]
+    )
+    return page(view, "Refused", body, status=409)
+
+
 __all__ = [
     "browse",
     "correct",
@@ -468,5 +572,4 @@ __all__ = [
     "forget_confirm",
     "memory_page",
     "promote",
-    "search",
 ]

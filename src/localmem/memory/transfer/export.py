@@ -101,44 +101,56 @@ class Source:
 # ---- export ------------------------------------------------------------------------
 
 
+_SELECT = (
+    "SELECT m.id, m.content, m.workspace, m.kind, m.keywords, m.source, m.session_id, "
+    "m.seen_count, m.recalled_count, m.last_recalled_at, m.superseded_by, m.created_at, "
+    "m.updated_at, s.workspace, s.content FROM memories AS m "
+    # The correction's own row names it by key, wherever it lives (global corrects any).
+    "LEFT JOIN memories AS s ON s.id = m.superseded_by"
+)
+
+
+def _record(r: tuple[Any, ...]) -> dict[str, Any]:
+    return {
+        "content": r[1],
+        "created_at": r[11],
+        "key": memory_key(str(r[2]), str(r[1])),
+        "keywords": list(rows.split_keywords(r[4])),
+        "kind": r[3],
+        "last_recalled_at": r[9],
+        "recalled_count": int(r[8]),
+        "seen_count": int(r[7]),
+        "session_id": r[6],
+        "source": r[5],
+        "superseded_by": memory_key(str(r[13]), str(r[14])) if r[13] is not None else None,
+        "updated_at": r[12],
+        "workspace": r[2],
+    }
+
+
+def _sorted_records(conn: sqlite3.Connection, workspace: str | None) -> Iterator[dict[str, Any]]:
+    """Every record in the stable order (workspace, created time, key), read as it goes:
+    SQL orders by workspace and created time (an index walk), and only rows sharing
+    both are held to be ordered by key, so memory stays small and the first record
+    comes at once. UTF-8 byte order (SQLite's) is code point order (Python's)."""
+    where, args = ("WHERE m.workspace = ?", (workspace,)) if workspace is not None else ("", ())
+    group: list[dict[str, Any]] = []
+    for row in conn.execute(f"{_SELECT} {where} ORDER BY m.workspace, m.created_at", args):
+        record = _record(row)
+        if group and (record["workspace"], record["created_at"]) != (
+            group[0]["workspace"],
+            group[0]["created_at"],
+        ):
+            yield from sorted(group, key=lambda rec: rec["key"])
+            group = []
+        group.append(record)
+    yield from sorted(group, key=lambda rec: rec["key"])
+
+
 def records(conn: sqlite3.Connection, workspace: str | None = None) -> list[dict[str, Any]]:
     """Every memory (or one workspace's) as export records, in the stable order."""
     with read_snapshot(conn):
-        where, args = ("WHERE workspace = ?", (workspace,)) if workspace is not None else ("", ())
-        found = conn.execute(
-            "SELECT id, content, workspace, kind, keywords, source, session_id, seen_count, "
-            "recalled_count, last_recalled_at, superseded_by, created_at, updated_at "
-            f"FROM memories {where}",
-            args,
-        ).fetchall()
-        keys = {int(r[0]): memory_key(str(r[2]), str(r[1])) for r in found}
-        missing = {int(r[10]) for r in found if r[10] is not None and int(r[10]) not in keys}
-        for memory_id in missing:  # a correction in another workspace (global corrects it)
-            row = conn.execute(
-                "SELECT workspace, content FROM memories WHERE id = ?", (memory_id,)
-            ).fetchone()
-            if row is not None:
-                keys[memory_id] = memory_key(str(row[0]), str(row[1]))
-    out = [
-        {
-            "content": r[1],
-            "created_at": r[11],
-            "key": keys[int(r[0])],
-            "keywords": list(rows.split_keywords(r[4])),
-            "kind": r[3],
-            "last_recalled_at": r[9],
-            "recalled_count": int(r[8]),
-            "seen_count": int(r[7]),
-            "session_id": r[6],
-            "source": r[5],
-            "superseded_by": keys.get(int(r[10])) if r[10] is not None else None,
-            "updated_at": r[12],
-            "workspace": r[2],
-        }
-        for r in found
-    ]
-    out.sort(key=lambda rec: (rec["workspace"], rec["created_at"], rec["key"]))
-    return out
+        return list(_sorted_records(conn, workspace))
 
 
 def record_line(record: dict[str, Any]) -> str:
@@ -146,20 +158,47 @@ def record_line(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
 
 
+def _head(count: int) -> str:
+    return (
+        f'{{"format": "{FORMAT}", "format_version": {FORMAT_VERSION}, '
+        f'"count": {count}, "memories": ['
+    )
+
+
+def export_chunks(
+    conn: sqlite3.Connection, workspace: str | None = None, size: int = 1 << 16
+) -> Iterator[str]:
+    """The export document in pieces of about `size` characters, in one snapshot: the
+    same text as `export_text`, but a download can start before the last row is read."""
+    where, args = ("WHERE workspace = ?", (workspace,)) if workspace is not None else ("", ())
+    with read_snapshot(conn):
+        count = int(conn.execute(f"SELECT COUNT(*) FROM memories {where}", args).fetchone()[0])
+        if not count:
+            yield _head(0) + "]}\n"
+            return
+        pending = [_head(count), "\n"]
+        held = 0
+        for n, record in enumerate(_sorted_records(conn, workspace)):
+            line = record_line(record) if n == 0 else ",\n" + record_line(record)
+            pending.append(line)
+            held += len(line)
+            if held >= size:
+                yield "".join(pending)
+                pending, held = [], 0
+        pending.append("\n]}\n")
+        yield "".join(pending)
+
+
 def export_text(conn: sqlite3.Connection, workspace: str | None = None) -> str:
     """The whole export document; the same store always gives the same text."""
-    return document_text(records(conn, workspace))
+    return "".join(export_chunks(conn, workspace))
 
 
 def document_text(found: list[dict[str, Any]]) -> str:
     """The export document holding `found` (`[]`: the export of an empty store)."""
-    head = (
-        f'{{"format": "{FORMAT}", "format_version": {FORMAT_VERSION}, '
-        f'"count": {len(found)}, "memories": ['
-    )
     if not found:
-        return head + "]}\n"
-    return head + "\n" + ",\n".join(map(record_line, found)) + "\n]}\n"
+        return _head(0) + "]}\n"
+    return _head(len(found)) + "\n" + ",\n".join(map(record_line, found)) + "\n]}\n"
 
 
 # ---- reading -----------------------------------------------------------------------
