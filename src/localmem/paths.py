@@ -25,6 +25,7 @@ import os
 
 TYPE_CHECKING = False  # `typing` is not imported at run time (start-up budget)
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from pathlib import Path
 
 DIR_MODE = 0o700
@@ -113,8 +114,11 @@ def ensure_folder(path: str | os.PathLike[str]) -> str:
     return path
 
 
-def write_atomic(file: str | os.PathLike[str], data: bytes, mode: int = FILE_MODE) -> None:
-    """Replace `file` with `data` in one step (0600 unless told), durable once this returns.
+def write_atomic(
+    file: str | os.PathLike[str], data: bytes | Iterable[bytes], mode: int = FILE_MODE
+) -> None:
+    """Replace `file` with `data` (bytes, or pieces of them written as they come) in one
+    step (0600 unless told), durable once this returns.
 
     The temporary file lives in the same folder (so `os.replace` is a rename on
     one file system) and is named `.tmp<pid>-*`, which the facts store's
@@ -126,7 +130,8 @@ def write_atomic(file: str | os.PathLike[str], data: bytes, mode: int = FILE_MOD
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         try:
-            _write_all(fd, data)
+            for piece in (data,) if isinstance(data, bytes) else data:
+                _write_all(fd, piece)
             os.fsync(fd)
         finally:
             os.close(fd)
