@@ -142,7 +142,17 @@ def _columns(source: sqlite3.Connection) -> list[str]:
         have = [str(row[1]) for row in source.execute("PRAGMA table_info(memories)")]
     except sqlite3.DatabaseError:
         have = []
-    return have or [*COLUMNS, "terms"]  # the schema is unreadable: today's order
+    return have or _todays_columns()  # the schema is unreadable: this build's order
+
+
+def _todays_columns() -> list[str]:
+    """The memories table's columns as this build's migrations leave them, in order."""
+    scratch = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        schema.migrate(scratch)
+        return [str(row[1]) for row in scratch.execute("PRAGMA table_info(memories)")]
+    finally:
+        scratch.close()
 
 
 def _sql_rows(
