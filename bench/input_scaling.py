@@ -33,10 +33,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from rawmcp import McpClient
 
 import localmem
 from localmem.memory.transfer import importing
@@ -93,54 +94,9 @@ def wall(work: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-class Server:
-    """`localmem serve` over stdio, with raw JSON-RPC lines."""
-
-    def __init__(self, env: dict[str, str], cwd: str) -> None:
-        self.proc = subprocess.Popen(
-            [str(BIN / "localmem"), "serve"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            cwd=cwd,
-        )
-        self.next_id = 0
-        self.lock = threading.Lock()
-        self.request(
-            "initialize",
-            {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "bench", "version": "0"},
-            },
-        )
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def send(self, message: dict[str, object]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def request(self, method: str, params: dict[str, object]) -> dict[str, object]:
-        self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        assert self.proc.stdout is not None
-        while True:
-            answer = json.loads(self.proc.stdout.readline())
-            if answer.get("id") == self.next_id:
-                return answer  # type: ignore[no-any-return]
-
-    def garbage_then_ping(self, text: str) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(text.encode() + b"\n")
-        self.proc.stdin.flush()
-        self.request("ping", {})
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait(timeout=30)
+def garbage_then_ping(server: McpClient, text: str) -> None:
+    server.write(text.encode())
+    server.request("ping", {})
 
 
 def main() -> int:
@@ -235,7 +191,7 @@ def main() -> int:
     store.close()
 
     if not args.only or args.only == "mcp":
-        server = Server(env, scratch)
+        server = McpClient(env, scratch)
         server.request("tools/call", {"name": "memory_recall", "arguments": {"query": "warm"}})
         measure(
             "mcp",
@@ -251,7 +207,7 @@ def main() -> int:
             "mcp",
             "garbage line",
             wall,
-            lambda size, n: lambda: server.garbage_then_ping(fill('{["x', size, n)),
+            lambda size, n: lambda: garbage_then_ping(server, fill('{["x', size, n)),
         )
         server.close()
 

@@ -145,6 +145,19 @@ def write_atomic(
     fsync_dir(parent)
 
 
+def link_into_place(scratch: str, target: str) -> None:
+    """Make the finished file `scratch` durable and give it the name `target`, which must
+    not exist yet (FileExistsError: someone else's file won). The scratch name stays;
+    the caller removes it. A reader sees no file at `target`, or the whole one."""
+    fd = os.open(scratch, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.link(scratch, target)
+    fsync_dir(os.path.dirname(os.path.abspath(target)))
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:

@@ -56,13 +56,7 @@ def _copy(source: sqlite3.Connection, target: str) -> None:
             copy.execute("PRAGMA journal_mode=DELETE")  # one self-contained file
         finally:
             copy.close()
-        fd = os.open(scratch, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.link(scratch, target)
-        paths.fsync_dir(folder)
+        paths.link_into_place(scratch, target)
     finally:
         if os.path.exists(scratch):
             os.unlink(scratch)

@@ -279,13 +279,7 @@ def _create_database(path: StrPath) -> None:
             migrate(conn)
         finally:
             conn.close()  # the last connection: its WAL is checkpointed into the file
-        fd = os.open(scratch, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.link(scratch, path)
-        paths.fsync_dir(folder)
+        paths.link_into_place(scratch, os.fspath(path))
     except FileExistsError:
         pass  # another process created it first
     finally:
