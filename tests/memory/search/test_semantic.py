@@ -331,3 +331,10 @@ def test_a_pasted_log_as_a_query_is_embedded_by_its_opening() -> None:
     embedder._model.query = lambda text: seen.append(len(text)) or real(text)  # type: ignore[method-assign]
     vector = embedder.query("why does the deploy fail with error E0502 " * 500)
     assert seen == [semantic.MAX_QUERY_EMBED_CHARS] and vector.shape == (384,)
+
+
+def test_a_query_with_a_lone_surrogate_is_embedded() -> None:
+    # JSON can carry "\udcff" (the fuzzer sent one): the model reads UTF-8, which has none.
+    from localmem.memory.search import semantic
+
+    assert semantic.Embedder().query("deploy \udcff fails").shape == (384,)

@@ -142,11 +142,21 @@ class Embedder:
 
     def passages(self, texts: Sequence[str]) -> NDArray[numpy.float32]:
         """Unit vectors, shape (len(texts), 384), for memories' texts."""
-        return self._model.passage(list(texts))  # type: ignore[no-any-return]
+        return self._model.passage([_encodable(t) for t in texts])  # type: ignore[no-any-return]
 
     def query(self, text: str) -> NDArray[numpy.float32]:
         """The unit vector, shape (384,), of a query (its first MAX_QUERY_EMBED_CHARS)."""
-        return self._model.query(text[:MAX_QUERY_EMBED_CHARS])  # type: ignore[no-any-return]
+        return self._model.query(_encodable(text[:MAX_QUERY_EMBED_CHARS]))  # type: ignore[no-any-return]
+
+
+def _encodable(text: str) -> str:
+    """`text` with any lone surrogate (a query may carry one: JSON's `\\udcff`) as `?`,
+    since the model reads UTF-8 and such a character has none."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
 
 
 # ---- the vectors table ---------------------------------------------------------------
