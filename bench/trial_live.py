@@ -2,8 +2,8 @@
 
 Runs the installed `local-memory trial --json` in English and Italian, each with
 the memory block's offer sentence on and off (`LOCAL_MEMORY_OFFER=0`), and prints
-one table of hits / misfires / undecided per case and way, the design's advice
-when it applies, and the median wall time of one run of a case. Not part of
+one table of hits / misfires / undecided / errors per case and way, the advice
+when there is any, and the median wall time of one run of a case. Not part of
 `make test`: it needs a model, which the test machine does not have.
 
     .venv/bin/python bench/trial_live.py --endpoint http://127.0.0.1:8080/v1 \
@@ -58,19 +58,20 @@ def main() -> int:
         results.append(result)
         per_run.append(seconds)
     print(f"{results[0]['model']} at {results[0]['endpoint']}, {args.runs} runs per case")
-    print("hits/misfires/undecided per case\n")
+    print("hits/misfires/undecided/errors per case\n")
     heads = [f"{lang} offer {'on' if offer else 'off'}" for lang, offer in ways]
     print(f"{'case':<32}" + "".join(f"{h:>18}" for h in heads))
     for number, case in enumerate(results[0]["cases"]):
         cells = []
         for result in results:
             row = result["cases"][number]
-            cells.append(f"{row['hits']}/{row['misfires']}/{row['undecided']}")
+            cells.append(f"{row['hits']}/{row['misfires']}/{row['undecided']}/{row['errors']}")
         print(f"{case['case']} {case['name']:<30}" + "".join(f"{c:>18}" for c in cells))
     print(f"\nmedian seconds per case run: {statistics.median(per_run):.2f}")
     for (lang, offer), result in zip(ways, results, strict=True):
-        if result["advice"]:
-            print(f"\n{lang}, offer {'on' if offer else 'off'}: {result['advice']}")
+        for paragraph in (result["stopped"], result["advice"]):
+            if paragraph:
+                print(f"\n{lang}, offer {'on' if offer else 'off'}: {paragraph}")
     return 0
 
 

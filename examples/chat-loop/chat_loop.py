@@ -4,7 +4,9 @@
     python examples/chat-loop/chat_loop.py --endpoint http://127.0.0.1:8080/v1 --model qwen3
 
 Type a message; `/model NAME` and `/endpoint URL` switch mid-conversation, `/new`
-starts a new conversation, `/quit` (or end of input) leaves. Before every request
+starts a new conversation, `/quit` (or end of input) leaves. Tool calls the model
+writes as text (a bare or fenced JSON call, `<tool_call>` tags...) run like native
+ones, through `chat.read_reply`. Before every request
 the locality gate decides: memory (the block and the three tools) goes only to a
 local model, and the first switch to a cloud model after memory was used prints
 the gate's warning once. Standard library plus localmem; copy it into your client.
@@ -55,13 +57,16 @@ class Conversation:
             system = [{"role": "system", "content": block}] if block else []
             tools = chat.TOOLS if decision.memory_on else []
             message = self.complete(system + self.history, tools)
-            calls = message.get("tool_calls") or []
+            # Native tool_calls, or calls a small model wrote as text: read_reply takes
+            # the latter only for an offered tool with fitting arguments, so a JSON
+            # answer naming anything else is shown as it is.
+            reply = chat.read_reply(message, tools)
+            calls = reply.tool_calls
             if not calls or not decision.memory_on or round_number == MAX_ROUNDS:
-                reply = message.get("content") or ""
-                self.history.append({"role": "assistant", "content": reply})
-                return reply
+                self.history.append({"role": "assistant", "content": reply.text})
+                return reply.text
             self.history.append(
-                {"role": "assistant", "content": message.get("content"), "tool_calls": calls}
+                {"role": "assistant", "content": reply.text or None, "tool_calls": calls}
             )
             for number, call in enumerate(calls):
                 result = chat.call(call["function"]["name"], call["function"]["arguments"])

@@ -6,6 +6,9 @@
 - `call(name, arguments_json)`: run one tool call; always text, never raises.
   Both take an optional `folder` (default: the user's facts folder).
 - `tool_message(call_id, content, last=False)`: the `role: tool` message.
+- `read_reply(message)`: the text to show and the tool calls to run from one
+  assistant message, whether the model sent `tool_calls` or wrote its calls as
+  text (`localmem.textcalls`; decision 170).
 - `Gate`: the locality gate a client holds per conversation; memory (the block
   and the tools) is on only while the model answering is local.
 
@@ -15,11 +18,13 @@ Standard library only.
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from localmem import paths, tools
+from localmem import paths, textcalls, tools
 from localmem.facts import block
 from localmem.facts.calls import call as call
 
@@ -53,6 +58,67 @@ def tool_message(call_id: str, content: str, last: bool = False) -> dict[str, st
     if last:
         content = f"{content.rstrip()}\n\n{LAST_CALL}"
     return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One assistant message, read: what to show the user and which tool calls to run.
+
+    `tool_calls` are in the OpenAI shape (`id`, `type`, `function.name`,
+    `function.arguments` as JSON text), native or read from the text; `as_text` says
+    they were written in the text, so the text is not shown. `made_up` and `refused`
+    come from calls written as text that cannot run (a tool that was not offered,
+    arguments that do not fit): the text is then shown as it is.
+    """
+
+    text: str
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    as_text: bool = False
+    made_up: tuple[str, ...] = ()
+    refused: tuple[str, ...] = ()
+
+
+def read_reply(message: Mapping[str, Any], tools: Sequence[Mapping[str, Any]] = TOOLS) -> Reply:
+    """Read an assistant message; `ValueError` when its `tool_calls` are malformed.
+
+    Native `tool_calls` win. Without them, calls written as text are accepted only
+    when each names one of `tools` with arguments that pass its schema; anything else
+    stays prose (decision 170).
+    """
+    content = message.get("content")
+    text = content if isinstance(content, str) else ""
+    native = message.get("tool_calls") or []
+    if not isinstance(native, list):
+        raise ValueError("the answer's tool_calls are not a list")
+    if native:
+        return Reply(text, [_native_call(item, number) for number, item in enumerate(native)])
+    reading = textcalls.read(text, tools)
+    if not reading.calls:
+        return Reply(text, made_up=reading.made_up, refused=reading.refused)
+    calls = [
+        {
+            "id": f"text_call_{number}",
+            "type": "function",
+            "function": {"name": written.name, "arguments": written.arguments},
+        }
+        for number, written in enumerate(reading.calls, start=1)
+    ]
+    return Reply(reading.prose, calls, as_text=True)
+
+
+def _native_call(item: Any, number: int) -> dict[str, Any]:
+    function = item.get("function") if isinstance(item, dict) else None
+    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+        raise ValueError("the answer holds a tool call with no function name")
+    arguments = function.get("arguments")
+    if not isinstance(arguments, str):  # some servers send an object rather than JSON text
+        arguments = json.dumps(arguments if arguments is not None else {})
+    call_id = item.get("id") if isinstance(item.get("id"), str) else f"call_{number}"
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": function["name"], "arguments": arguments},
+    }
 
 
 # ---- the locality gate ----------------------------------------------------------------

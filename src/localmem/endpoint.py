@@ -3,8 +3,9 @@
 `local-memory trial` uses this to put its cases to a model (llama.cpp server,
 Ollama, LM Studio, vLLM): `Endpoint` sends one request with `urllib.request`,
 and `turn` runs one user message through `localmem.chat` exactly as a client
-does: the memory block, the three tools, each tool call run and its result fed
-back until the model answers in text, at most `MAX_ROUNDS` rounds.
+does: the memory block, the three tools, each tool call (sent as `tool_calls` or
+written as text, read by `chat.read_reply`) run and its result fed back until the
+model answers in text, at most `MAX_ROUNDS` rounds.
 
 Facts go only where the locality gate allows, and nowhere else: no proxy from
 the environment is used and no redirect is followed, since either would carry
@@ -31,6 +32,10 @@ COMPLETIONS = "/chat/completions"
 
 class EndpointError(LocalmemError):
     """The endpoint is down, too slow, or answered something that is not a chat completion."""
+
+
+class EndpointGone(EndpointError):
+    """Nothing listens at the endpoint (connection refused): no server, or it stopped."""
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -80,11 +85,11 @@ class Endpoint:
                 on_404 if on_404 and error.code == 404 else self._http_error(where, error)
             ) from None
         except urllib.error.URLError as error:
-            raise EndpointError(self._unreachable(error.reason)) from None
+            raise self._unreachable(error.reason) from None
         except TimeoutError:
             raise EndpointError(self._too_slow()) from None
         except (HTTPException, OSError) as error:
-            raise EndpointError(self._unreachable(error)) from None
+            raise self._unreachable(error) from None
         if len(raw) > MAX_ANSWER:
             raise EndpointError(f"{where} answered more than {MAX_ANSWER // 2**20} MB; stopped.")
         try:
@@ -101,15 +106,15 @@ class Endpoint:
             "a slow model needs a larger --timeout."
         )
 
-    def _unreachable(self, reason: object) -> str:
+    def _unreachable(self, reason: object) -> EndpointError:
         if isinstance(reason, TimeoutError):
-            return self._too_slow()
+            return EndpointError(self._too_slow())
         if isinstance(reason, ConnectionRefusedError):
-            return (
+            return EndpointGone(
                 f"nothing answers at {self.url} (connection refused); is the model server running?"
             )
         detail = getattr(reason, "strerror", None) or str(reason) or type(reason).__name__
-        return f"cannot reach the endpoint at {self.url}: {detail}."
+        return EndpointError(f"cannot reach the endpoint at {self.url}: {detail}.")
 
     def _http_error(self, where: str, error: urllib.error.HTTPError) -> str:
         if error.code == 404:
@@ -121,7 +126,7 @@ class Endpoint:
             body = error.read(2000)
         except OSError:
             body = b""
-        return f"{where} answered HTTP {error.code} {error.reason} ({_shown(body)})."
+        return f"{where} answered HTTP {error.code} {error.reason} ({_error_message(body)})."
 
     def first_model(self) -> str:
         """The first model the endpoint lists at `/models`, for when --model is not given."""
@@ -152,6 +157,19 @@ class Endpoint:
         return message
 
 
+def _error_message(body: bytes) -> str:
+    """The message of an OpenAI-style error body ({"error": {"message": ...}}), which
+    servers such as llama-server use to say why, else the start of the body."""
+    try:
+        parsed = json.loads(body)
+        message = parsed["error"]["message"] if isinstance(parsed["error"], dict) else None
+    except (ValueError, RecursionError, KeyError, TypeError):
+        message = None
+    if isinstance(message, str) and message.strip():
+        return _shown(message.encode(), limit=200)
+    return _shown(body)
+
+
 def _shown(raw: bytes, limit: int = 80) -> str:
     text = " ".join(raw.decode("utf-8", "replace").split())
     if not text:
@@ -159,32 +177,19 @@ def _shown(raw: bytes, limit: int = 80) -> str:
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
-def _tool_calls(message: dict[str, Any], where: str) -> list[tuple[str, str, str]]:
-    """(id, name, arguments JSON) of each tool call in an assistant message."""
-    calls = message.get("tool_calls") or []
-    if not isinstance(calls, list):
-        raise EndpointError(f"{where} answered tool_calls that are not a list.")
-    found = []
-    for number, item in enumerate(calls):
-        function = item.get("function") if isinstance(item, dict) else None
-        name = function.get("name") if isinstance(function, dict) else None
-        if not isinstance(function, dict) or not isinstance(name, str):
-            raise EndpointError(f"{where} answered a tool call with no function name.")
-        arguments = function.get("arguments")
-        if not isinstance(arguments, str):
-            arguments = json.dumps(arguments if arguments is not None else {})
-        call_id = item.get("id") if isinstance(item.get("id"), str) else f"call_{number}"
-        found.append((call_id, name, arguments))
-    return found
-
-
 def turn(
     endpoint: Endpoint, gate: chat.Gate, user_text: str, folder: str, today: str | None = None
 ) -> Turn:
-    """One user message through the memory block, the tools and the tool loop, in `folder`."""
+    """One user message through the memory block, the tools and the tool loop, in `folder`.
+
+    Tool calls are read with `chat.read_reply`, so calls the model wrote as text run
+    too (decision 170). A call to a tool that was not offered gets an `error:` result,
+    as any client would answer it, and is kept in `made_up` for the trial to score.
+    """
     known = {tool["function"]["name"] for tool in chat.TOOLS}
     history: list[dict[str, Any]] = [{"role": "user", "content": user_text}]
     made: list[ToolCall] = []
+    made_up: list[str] = []
     round_number = 0
     while True:
         decision = gate.check(endpoint.url)
@@ -192,31 +197,25 @@ def turn(
             raise EndpointError(f"the endpoint {endpoint.url} is not local; stopped.")
         system = {"role": "system", "content": chat.prompt(folder)}
         message = endpoint.complete([system, *history], chat.TOOLS)
-        calls = _tool_calls(message, endpoint.url + COMPLETIONS)
-        content = message.get("content")
-        reply = content if isinstance(content, str) else ""
-        if not calls or round_number == MAX_ROUNDS:
-            return Turn(tuple(made), reply)  # a text answer, or tools past the last round
-        for _, name, _ in calls:
-            if name not in known:
-                raise EndpointError(
-                    f"the model called a tool named {name[:40]!r}, which does not exist; "
-                    f"it was offered {', '.join(sorted(known))}."
-                )
+        try:
+            reply = chat.read_reply(message)
+        except ValueError as error:
+            raise EndpointError(f"{endpoint.url}{COMPLETIONS} answered: {error}.") from None
+        requests = round_number + 1
+        if not reply.tool_calls or round_number == MAX_ROUNDS:
+            made_up += reply.made_up
+            exhausted = bool(reply.tool_calls)
+            return Turn(tuple(made), reply.text, tuple(made_up), reply.refused, requests, exhausted)
         history.append(
-            {
-                "role": "assistant",
-                "content": reply or None,
-                "tool_calls": [
-                    {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
-                    for i, n, a in calls
-                ],
-            }
+            {"role": "assistant", "content": reply.text or None, "tool_calls": reply.tool_calls}
         )
         last_round = round_number == MAX_ROUNDS - 1
-        for position, (call_id, name, arguments) in enumerate(calls):
+        for position, item in enumerate(reply.tool_calls):
+            name, arguments = item["function"]["name"], item["function"]["arguments"]
+            if name not in known:
+                made_up.append(name)
             result = chat.call(name, arguments, today=today, folder=folder)
-            made.append(ToolCall(name, parse_arguments(arguments), result))
-            last = last_round and position == len(calls) - 1
-            history.append(chat.tool_message(call_id, result, last=last))
+            made.append(ToolCall(name, parse_arguments(arguments), result, reply.as_text))
+            last = last_round and position == len(reply.tool_calls) - 1
+            history.append(chat.tool_message(item["id"], result, last=last))
         round_number += 1

@@ -132,3 +132,29 @@ def test_the_example_stays_small_and_uses_the_chat_layer() -> None:
     assert len(source.splitlines()) < 150
     for name in ("chat.Gate()", "chat.prompt()", "chat.TOOLS", "chat.call(", "chat.tool_message("):
         assert name in source
+    assert "chat.read_reply(" in source
+
+
+def test_tool_calls_written_as_text_run_and_the_json_is_not_shown(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    folder = tmp_path / "facts"
+    env["LOCAL_MEMORY_DIR"] = str(folder)
+    fenced = (
+        '```json\n{"name": "remember", "arguments": {"topic": "games", "fact": "plays chess"}}\n```'
+    )
+    made_up = '{"name": "weather", "arguments": {"city": "Lisbon"}}'
+
+    def script(body: dict[str, Any]) -> dict[str, Any]:
+        said = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
+        if said.startswith("Remember"):
+            return text("Saved.") if tool_results(body) else text(fenced)
+        return text(made_up)
+
+    with serving(script) as model:
+        done = chat_loop(env, model.url, ["Remember that I play chess.", "Weather in Lisbon?"])
+    assert done.returncode == 0, done.stderr
+    assert "plays chess" in store.recall(str(folder), "games")
+    assert "Saved." in done.stdout and "```" not in done.stdout
+    assert made_up in done.stdout  # a tool nobody offered: shown to the user as it is
+    assert len(model.requests) == 3

@@ -52,8 +52,8 @@ def test_a_turn_sends_the_block_and_tools_and_feeds_results_back(folder: str) ->
 def test_the_tool_loop_stops_after_its_last_round(folder: str) -> None:
     with serving(lambda body: tool_call("recall", {"topic": "games"})) as model:
         done = one_turn(model.url, folder)
-    assert len(model.requests) == MAX_ROUNDS + 1
-    assert len(done.calls) == MAX_ROUNDS and done.reply == ""
+    assert len(model.requests) == MAX_ROUNDS + 1 == done.requests
+    assert len(done.calls) == MAX_ROUNDS and done.reply == "" and done.exhausted
     tool_messages = [m for m in model.requests[-1]["messages"] if m["role"] == "tool"]
     assert len(tool_messages) == MAX_ROUNDS
     assert tool_messages[-1]["content"].endswith(chat.LAST_CALL)
@@ -88,12 +88,54 @@ def test_several_calls_in_one_round_all_run_in_order(folder: str) -> None:
     assert "food (2)" in model.requests[1]["messages"][0]["content"]
 
 
-def test_a_tool_that_does_not_exist_stops_with_a_sentence(folder: str) -> None:
-    unknown = tool_call("delete_everything", {})
-    with serving(lambda body: unknown) as model, pytest.raises(EndpointError) as raised:
-        one_turn(model.url, folder)
-    assert "'delete_everything', which does not exist" in str(raised.value)
-    assert "forget, recall, remember" in str(raised.value)
+def test_a_tool_that_does_not_exist_is_answered_and_kept(folder: str) -> None:
+    def script(body: dict[str, Any]) -> dict[str, Any]:
+        done = [m for m in body["messages"] if m["role"] == "tool"]
+        return tool_call("delete_everything", {}) if not done else text("Sorry.")
+
+    with serving(script) as model:
+        done = one_turn(model.url, folder)
+    assert done.made_up == ("delete_everything",) and done.reply == "Sorry."
+    assert done.calls[0].result.startswith("error: there is no tool 'delete_everything'")
+    tool = model.requests[1]["messages"][-1]
+    assert tool["role"] == "tool" and "the tools are recall, remember, forget" in tool["content"]
+
+
+def test_calls_written_as_text_run_like_native_ones(folder: str) -> None:
+    fenced = '```json\n{"name": "recall", "arguments": {"topic": "games"}}\n```'
+
+    def script(body: dict[str, Any]) -> dict[str, Any]:
+        done = [m for m in body["messages"] if m["role"] == "tool"]
+        return text(fenced) if not done else text("Try Baba Is You.")
+
+    with serving(script) as model:
+        done = one_turn(model.url, folder)
+    assert done.reply == "Try Baba Is You." and done.requests == 2
+    assert [(c.name, c.arguments, c.as_text) for c in done.calls] == [
+        ("recall", {"topic": "games"}, True)
+    ]
+    assistant, tool = model.requests[1]["messages"][2:]
+    # Sent back in the OpenAI shape, so the server's template shows the model its own call.
+    assert assistant == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "text_call_1",
+                "type": "function",
+                "function": {"name": "recall", "arguments": '{"topic": "games"}'},
+            }
+        ],
+    }
+    assert tool["tool_call_id"] == "text_call_1" and "likes puzzle games" in tool["content"]
+
+
+def test_text_naming_a_tool_that_was_not_offered_stays_the_reply(folder: str) -> None:
+    made_up = '{"name": "games", "arguments": {"topic": "games"}}'
+    with serving(lambda body: text(made_up)) as model:
+        done = one_turn(model.url, folder)
+    assert done.reply == made_up and done.calls == () and done.made_up == ("games",)
+    assert len(model.requests) == 1  # nothing ran, nothing was fed back
 
 
 @pytest.mark.parametrize(
@@ -187,3 +229,17 @@ def test_requests_are_plain_json() -> None:
         {"model": "m", "messages": [{"role": "user", "content": "è"}], "stream": False}
     ]
     json.dumps(model.requests)
+
+
+def test_an_http_error_says_what_the_server_said(folder: str) -> None:
+    # llama-server's answer when the model's output does not fit its template's format.
+    said = (
+        b'{"error":{"code":500,"message":"The model produced output that does not match '
+        b'the expected peg-native format","type":"server_error"}}'
+    )
+    with serving(lambda body: Raw(500, said)) as model, pytest.raises(EndpointError) as raised:
+        one_turn(model.url, folder)
+    assert str(raised.value).endswith(
+        "answered HTTP 500 Internal Server Error ('The model produced output that does not "
+        "match the expected peg-native format')."
+    )
