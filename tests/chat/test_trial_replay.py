@@ -6,25 +6,14 @@ HTTP 500 included. Recorded from Qwen2.5-Coder-1.5B-Instruct Q4_K_M on llama-ser
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import script
 from scripted_model import Raw, serving, user_text
+from trial_support import run_trial
 
 from localmem.facts import trial
-
-
-def run_trial(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [script("local-memory"), "trial", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 @pytest.fixture

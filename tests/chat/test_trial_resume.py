@@ -15,18 +15,9 @@ from typing import Any
 import pytest
 from conftest import script
 from scripted_model import HANG, follows, serving, tool_results, user_text
+from trial_support import run_trial
 
 from localmem.facts import trial
-
-
-def run_trial(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [script("local-memory"), "trial", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 @pytest.fixture

@@ -30,18 +30,9 @@ from scripted_model import (
     user_text,
     vague,
 )
+from trial_support import run_trial
 
 from localmem.facts import block, trial
-
-
-def run_trial(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [script("local-memory"), "trial", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def rows(stdout: str) -> dict[int, list[str]]:
