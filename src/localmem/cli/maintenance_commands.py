@@ -106,7 +106,7 @@ def embed(as_json: bool) -> None:
 @click.option("-o", "--output", metavar="FILE", help="Write to FILE instead of stdout.")
 def export(workspace: str | None, output: str | None) -> None:
     """Every memory as JSON (stable order: the same store gives the same bytes)."""
-    from localmem.cli.maintenance import run_export
+    from localmem.cli.export import run_export
 
     run_export(workspace, output)
 

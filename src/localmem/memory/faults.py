@@ -144,3 +144,21 @@ def describe(error: BaseException, path: str | os.PathLike[str]) -> StoreUnavail
     if isinstance(error, OSError):
         return file_fault(error)
     return None
+
+
+def empty_file(path: str | os.PathLike[str]) -> StoreUnavailable:
+    return StoreUnavailable(
+        f"The file at {path} is empty (0 bytes), not a memory database; nothing was "
+        "changed; run `localmem doctor` (its --repair moves it aside and starts a new store)."
+    )
+
+
+def unreadable(path: str | os.PathLike[str], error: sqlite3.DatabaseError) -> StoreUnavailable:
+    """The sentence for a database file that cannot be opened or read as one."""
+    fault = explain(error, path)
+    if fault is not None:
+        return fault
+    return StoreUnavailable(
+        f"The file at {path} is not a readable memory database ({error}); nothing was "
+        "changed; run `localmem doctor`, or point LOCALMEM_DB at another path."
+    )

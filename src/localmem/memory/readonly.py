@@ -85,12 +85,16 @@ def open_readonly(path: StrPath, *, older: str = UPGRADE_BY_STATS) -> sqlite3.Co
     if not os.path.exists(path):
         raise schema.missing_database(path)
     if os.path.isfile(path) and os.path.getsize(path) == 0:
-        raise schema.empty_file(path)
+        from localmem.memory import faults
+
+        raise faults.empty_file(path)
     try:
         conn = connect_readonly(os.path.abspath(path))
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     except sqlite3.DatabaseError as error:
-        raise schema.unreadable(path, error) from error
+        from localmem.memory import faults
+
+        raise faults.unreadable(path, error) from error
     if version != schema.LATEST:
         conn.close()
         newer = version > schema.LATEST

@@ -308,7 +308,9 @@ def connect(path: StrPath, *, create: bool) -> sqlite3.Connection:
                 "check the folder's permissions or set LOCALMEM_DB to another path."
             ) from error
     elif os.path.isfile(path) and os.path.getsize(path) == 0:
-        raise empty_file(path)
+        from localmem.memory import faults
+
+        raise faults.empty_file(path)
     try:
         conn = sqlite3.connect(
             os.fspath(path),
@@ -334,31 +336,13 @@ def connect(path: StrPath, *, create: bool) -> sqlite3.Connection:
         _reindex_if_tokenizer_changed(conn)
     except sqlite3.DatabaseError as error:
         conn.close()
-        raise unreadable(path, error) from error
+        from localmem.memory import faults
+
+        raise faults.unreadable(path, error) from error
     except BaseException:
         conn.close()
         raise
     return conn
-
-
-def empty_file(path: StrPath) -> StoreUnavailable:
-    return StoreUnavailable(
-        f"The file at {path} is empty (0 bytes), not a memory database; nothing was "
-        "changed; run `localmem doctor` (its --repair moves it aside and starts a new store)."
-    )
-
-
-def unreadable(path: StrPath, error: sqlite3.DatabaseError) -> StoreUnavailable:
-    """The sentence for a database file that cannot be opened or read as one."""
-    from localmem.memory import faults
-
-    fault = faults.explain(error, path)
-    if fault is not None:
-        return fault
-    return StoreUnavailable(
-        f"The file at {path} is not a readable memory database ({error}); nothing was "
-        "changed; run `localmem doctor`, or point LOCALMEM_DB at another path."
-    )
 
 
 def _reindex_if_tokenizer_changed(conn: sqlite3.Connection) -> None:

@@ -25,7 +25,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Message
 
 from localmem.errors import Conflict, InvalidInput, LocalmemError, NotFound, StoreUnavailable
-from localmem.ui import memory_pages, pages, report_pages, search_page
+from localmem.ui import curate_pages, memory_pages, pages, report_pages, search_page
 from localmem.ui.html import Html, h, join
 from localmem.ui.layout import View, page
 from localmem.ui.security import CSRF_FIELD, GuardMiddleware, csrf_refusal, local_path
@@ -153,27 +153,27 @@ def routes(view: View) -> list[BaseRoute]:
         Route("/memory/{memory_id:int}", reader(view, memory_pages.memory_page), methods=get),
         Route(
             "/memory/{memory_id:int}/forget",
-            reader(view, memory_pages.forget_confirm),
+            reader(view, curate_pages.forget_confirm),
             methods=get,
         ),
         Route(
             "/memory/{memory_id:int}/forget",
-            writer(view, memory_pages.forget, with_id=True),
+            writer(view, curate_pages.forget, with_id=True),
             methods=post,
         ),
         Route(
             "/memory/{memory_id:int}/promote",
-            writer(view, memory_pages.promote, with_id=True),
+            writer(view, curate_pages.promote, with_id=True),
             methods=post,
         ),
         Route(
             "/memory/{memory_id:int}/keywords",
-            writer(view, memory_pages.edit_keywords, with_id=True),
+            writer(view, curate_pages.edit_keywords, with_id=True),
             methods=post,
         ),
         Route(
             "/memory/{memory_id:int}/correct",
-            writer(view, memory_pages.correct, with_id=True),
+            writer(view, curate_pages.correct, with_id=True),
             methods=post,
         ),
         Route("/duplicates", reader(view, pages.duplicates), methods=get),
