@@ -28,6 +28,7 @@ Exit status 1 when a target is missed. Prints as it goes, so a long run shows li
 from __future__ import annotations
 
 import argparse
+import atexit
 import http.cookiejar
 import json
 import os
@@ -167,6 +168,14 @@ def main() -> int:
 
     mcp = McpClient(env, project)
     view = WebView(env, project)
+
+    def leave_nothing() -> None:
+        # Should the soak itself fail, its servers must not outlive it.
+        for proc in (mcp.proc, view.proc):
+            if proc.poll() is None:
+                proc.kill()
+
+    atexit.register(leave_nothing)
     acked: list[int] = []
     traces: list[str] = []
     errors: list[str] = []
