@@ -108,17 +108,24 @@ def assert_refused(done: subprocess.CompletedProcess[str], *words: str) -> None:
         assert word in line, line
 
 
+def seeded(disk: Path, cwd: Path) -> dict[str, str]:
+    """Both stores on `disk`, each holding one earlier write; the environment to reach them."""
+    env = {
+        **os.environ,
+        "LOCALMEM_DB": str(disk / "memory.db"),
+        "LOCAL_MEMORY_DIR": str(disk / "facts"),
+        "LOCALMEM_SEMANTIC": "off",
+    }
+    added = run(["add", "Deploys go through scripts/release.sh", "-w", "shop"], cwd, env)
+    assert added.returncode == 0, added.stderr
+    assert facts(env, "remember", "work", "Works on the shop checkout").returncode == 0
+    return env
+
+
 def test_a_full_disk_writes_nothing_half_way(small_disk: Path | None, tmp_path: Path) -> None:
     if small_disk is None:
         return  # it ran in a user namespace, and passed
-    env = {
-        **os.environ,
-        "LOCALMEM_DB": str(small_disk / "memory.db"),
-        "LOCAL_MEMORY_DIR": str(small_disk / "facts"),
-        "LOCALMEM_SEMANTIC": "off",
-    }
-    assert run(["add", "Deploys go through scripts/release.sh", "-w", "shop"], tmp_path, env)
-    assert facts(env, "remember", "work", "Works on the shop checkout").returncode == 0
+    env = seeded(small_disk, tmp_path)
     big = tmp_path / "big.md"
     big.write_text("# Notes\n\n" + "release checklist item words " * 10_000)
     export = tmp_path / "export.json"
@@ -167,7 +174,10 @@ def test_a_full_disk_writes_nothing_half_way(small_disk: Path | None, tmp_path: 
         "Deploys go through scripts/release.sh"
     ]
     assert "Works on the shop checkout" in facts(env, "recall", "work").stdout
-    assert run(["add", "One more after the space came back", "-w", "shop"], tmp_path, env)
+    assert (
+        run(["add", "One more after the space came back", "-w", "shop"], tmp_path, env).returncode
+        == 0
+    )
 
 
 def test_a_read_only_file_system_is_searched_not_written(
@@ -175,14 +185,7 @@ def test_a_read_only_file_system_is_searched_not_written(
 ) -> None:
     if small_disk is None:
         return  # it ran in a user namespace, and passed
-    env = {
-        **os.environ,
-        "LOCALMEM_DB": str(small_disk / "memory.db"),
-        "LOCAL_MEMORY_DIR": str(small_disk / "facts"),
-        "LOCALMEM_SEMANTIC": "off",
-    }
-    assert run(["add", "Deploys go through scripts/release.sh", "-w", "shop"], tmp_path, env)
-    assert facts(env, "remember", "work", "Works on the shop checkout").returncode == 0
+    env = seeded(small_disk, tmp_path)
     before = hashlib.sha256((small_disk / "memory.db").read_bytes()).hexdigest()
     remount = subprocess.run(
         ["mount", "-o", "remount,ro", str(small_disk)], capture_output=True, text=True
