@@ -2980,6 +2980,14 @@ def _newrelic_rest(r: _Rng) -> str:
     return "NR" + "RA-" + r.text(HEX, 42)
 
 
+def _aws_sts(r: _Rng) -> str:
+    """An STS session token as `aws sts get-session-token` prints it: the ten `/` of its
+    encoded header, and sometimes only its first line, pasted from a terminal."""
+    head = r.choice(("IQoJb3JpZ2luX2VjE", "FwoGZXIvYXdzE"))
+    rest = r.randint(24, 50) if r.random() < 0.5 else r.randint(300, 560)
+    return head + r.text(ALNUM, 2) + "//////////" + "wEa" + r.text(B64, rest)
+
+
 def _more(family: str, make: Callable[[_Rng], str], env: str, label: str, it: str, vi: str,
           api: str) -> _Provider:  # fmt: skip
     return _Provider(family, make, env, label, it, vi, api)
@@ -3084,6 +3092,8 @@ MORE_PROVIDERS = (
           "token di adesione allo swarm", "token tham gia swarm", "https://docs.docker.com/"),
     _more("newrelic-rest", _newrelic_rest, "NEW_RELIC_REST_KEY", "New Relic REST API key",
           "chiave REST di New Relic", "khóa REST New Relic", "https://api.newrelic.com/v2/"),
+    _more("aws-session-token-sts", _aws_sts, "AWS_SESSION_TOKEN", "AWS session token",
+          "token di sessione AWS", "token phiên AWS", "https://sts.amazonaws.com/"),
     _more("generated-no-prefix", _generated, "APP_SECRET", "generated secret",
           "segreto generato", "chuỗi bí mật sinh ngẫu nhiên", "https://acme.dev/api"),
 )  # fmt: skip
