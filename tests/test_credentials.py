@@ -124,6 +124,11 @@ SECRETS = [
         "curl -H 'Authorization: Bearer [redacted: bearer-token]'",
         None,
     ),
+    (  # encoded binary holds runs of one character; a placeholder is little more
+        "STS_TOKEN=EJr//////////wEaDKh3kZ8qX2ZbM0N1SyLAAU3qQm7vXb0kq9pJZ3tLHc8",
+        "STS_TOKEN=[redacted: token]",
+        None,
+    ),
 ]
 
 
@@ -159,6 +164,7 @@ HARMLESS = [
     "use an OpenAI key like sk-... from the dashboard",
     "a GitHub token looks like ghp_xxx",
     "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx is a placeholder",
+    "auth_token=Q0000000000000000000000000000000000000000",
     "export AWS_SECRET_ACCESS_KEY=<secret>",
     "max_tokens=4096 and token_count: 12",
     "tokenizer='unicode61' with secrets_dir=/run/secrets",

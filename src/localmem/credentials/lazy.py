@@ -15,7 +15,7 @@ TYPE_CHECKING = False  # `typing` stays out of `local-memory remember`
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-_METHODS = ("match", "search", "fullmatch", "finditer", "findall", "split")
+_METHODS = ("match", "search", "fullmatch", "finditer", "findall", "split", "sub")
 
 
 class Lazy:
@@ -31,6 +31,7 @@ class Lazy:
         finditer: Callable[..., Iterator[re.Match[str]]]
         findall: Callable[[str], list[str]]
         split: Callable[[str], list[str]]
+        sub: Callable[[str, str], str]
 
     def __init__(self, source: str, flags: int = 0) -> None:
         self.source = source

@@ -191,7 +191,15 @@ TOKENS: tuple[Token, ...] = (
         check=lambda v: len(set(v[4:])) >= 6 and not values.placeholder(v),
     ),
     _prefixed(
-        "aws-session-token", ("FwoGZXIvYXdz", "IQoJb3JpZ2lu"), _B64, 80, 4096, None, tail="={0,2}"
+        # A pasted first line of one is still a secret: 32 characters after the prefix.
+        "aws-session-token",
+        ("FwoGZXIvYXdz", "IQoJb3JpZ2lu"),
+        _B64,
+        32,
+        4096,
+        None,
+        whole=80,
+        tail="={0,2}",
     ),
     _prefixed("google-api-key", ("AIza",), _URLSAFE, 35, 35),
     _prefixed("google-oauth-secret", ("GOCSPX-",), _URLSAFE, 24, 40),

@@ -51,8 +51,9 @@ _WORD_RUN = Lazy(r"[A-Z][a-z]{2,64}|[a-z]{4,64}")
 _VOWEL_IN = Lazy(r"[aeiouy]")
 _TOKEN_RUN = Lazy(r"[A-Za-z0-9+/=_.~-]{16,4096}")
 # A run of one character, the alphabet or the digits in order, a1b2c3d4: typed, not drawn.
+_RUN = Lazy(r"(.)\1{7,256}")
 _MADE_UP = Lazy(
-    r"(.)\1{7}|a1b2c3d4|1a2b3c4d|abcdef|bcdefg|cdefgh|defghi|fghijk|klmnop|uvwxyz|qwerty"
+    r"a1b2c3d4|1a2b3c4d|abcdef|bcdefg|cdefgh|defghi|fghijk|klmnop|uvwxyz|qwerty"
     r"|123456|234567|345678|456789|567890"
 )
 _EXAMPLE = Lazy(r"example|dummy|sample|fake|placeholder|changeme")
@@ -117,11 +118,21 @@ def _made_up(lowered: str) -> bool:
     characters repeated (`asdfasdfasdf`)."""
     if _MADE_UP.search(lowered):
         return True
+    if _RUN.search(lowered) and not _drawn_around_runs(lowered):
+        return True
     for width in (1, 2, 3, 4) if len(lowered) <= 128 else ():
         unit = lowered[:width]
         if len(lowered) >= 3 * width and (unit * (len(lowered) // width + 1)).startswith(lowered):
             return True
     return lowered.count("x") * 2 > len(lowered) > 8
+
+
+def _drawn_around_runs(lowered: str) -> bool:
+    """What is left once runs of one character are cut out is long and varied: encoded
+    binary holds such runs (`//////////` in an AWS session token is ten 0xff bytes),
+    while `sk-xxxxxxxx…` or `AKIA0000…` has little left around them."""
+    rest = _RUN.sub("", lowered)
+    return len(rest) >= 32 and len(set(rest)) >= 16
 
 
 def reference(value: str) -> bool:
