@@ -3100,6 +3100,178 @@ MORE_PROVIDERS = (
 MORE_FAMILIES = [(p.family, _provider_samples(p)) for p in MORE_PROVIDERS]
 
 
+# -- written for the third pass, drawn from their own generator so earlier samples stay ---
+
+LATER_FAMILIES: list[tuple[str, Callable[[_Rng], Made]]] = []
+LATER_NEGATIVES: list[tuple[str, Harmful]] = []
+
+
+def _later(name: str) -> Callable[[Callable[[_Rng], Made]], Callable[[_Rng], Made]]:
+    def register(made: Callable[[_Rng], Made]) -> Callable[[_Rng], Made]:
+        LATER_FAMILIES.append((name, made))
+        return made
+
+    return register
+
+
+def _later_negative(name: str) -> Callable[[Harmful], Harmful]:
+    def register(made: Harmful) -> Harmful:
+        LATER_NEGATIVES.append((name, made))
+        return made
+
+    return register
+
+
+INNER_SYMBOLS = "=!:@%&"  # legal inside an unquoted .env, ini or properties value
+
+
+@_later("assign-value-inner-symbols")
+def _inner_symbols(r: _Rng) -> Made:
+    """A password with `=` or `!` inside, which a dotenv or ini parser keeps whole."""
+
+    def make(r: _Rng) -> dict[str, str]:
+        head, tail = _password(r, SAFE_SYMBOLS), r.text(ALNUM, r.randint(8, 12))
+        return {"s": head + r.choice(INNER_SYMBOLS) + tail}
+
+    pools: Pools = (
+        ("config", ("DB_PASSWORD={s}", "APP_ENV=prod\nSMTP_PASSWORD={s}\nSMTP_PORT=587")),
+        ("config", ("[database]\npassword = {s}\nhost = db.internal",)),
+        ("config", ("spring.datasource.password={s}", "mail.smtp.password: {s}")),
+        ("shell", ("$ export REDIS_PASSWORD={s}", " 2231  export API_TOKEN={s}")),
+        ("log", ("{ts} DEBUG {svc}: loaded settings password={s} user=app",)),
+        ("prose-en", ("The staging DB password is {s} until we rotate it.",)),
+        ("prose-it", ("La password del database di staging è {s}.",)),
+        ("prose-vi", ("Mật khẩu database staging là {s}.",)),
+    )
+    return _render(r, pools, make)
+
+
+@_later("assign-xml-element-multiline")
+def _xml_multiline(r: _Rng) -> Made:
+    """An element whose value sits on its own line, as formatters write long ones."""
+
+    def make(r: _Rng) -> dict[str, str]:
+        return {"s": r.choice((_password(r), r.text(ALNUM, r.randint(24, 40))))}
+
+    names = ("password", "apiToken", "secretKey", "ClientSecret", "access-token", "authToken")
+    pools: Pools = tuple(
+        ("config", (f"<{n}>\n    {{s}}\n</{n}>", f"<settings>\n  <{n}>\n    {{s}}\n  </{n}>"))
+        for n in names
+    )
+    return _render(r, pools, make)
+
+
+def _crypt_salt(r: _Rng, n: int) -> str:
+    return r.text(ALNUM + "./", n)
+
+
+def _crypt_hash(r: _Rng) -> str:
+    """A password hash in crypt(3) form: crackable offline, so a credential."""
+    kind = r.randrange(5)
+    if kind == 0:
+        return "$6$" + _crypt_salt(r, 16) + "$" + _crypt_salt(r, 86)
+    if kind == 1:
+        return "$5$" + _crypt_salt(r, 16) + "$" + _crypt_salt(r, 43)
+    if kind == 2:
+        return "$2" + r.choice("aby") + "$12$" + _crypt_salt(r, 53)
+    if kind == 3:
+        return "$apr1$" + _crypt_salt(r, 8) + "$" + _crypt_salt(r, 22)
+    return "$y$j9T$" + _crypt_salt(r, 22) + "$" + _crypt_salt(r, 43)
+
+
+@_later("crypt-password-hash")
+def _crypt_family(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        return {"s": _crypt_hash(r)}
+
+    pools: Pools = (
+        ("config", ("linh:{s}:19700:0:99999:7:::", "admin:{s}")),
+        ("code", ("INSERT INTO users(email, password_hash) VALUES ('ops@acme.dev', '{s}');",)),
+        ("shell", ("$ echo 'deploy:{s}' | sudo chpasswd -e",)),
+        ("log", ("{ts} WARN {svc}: legacy hash {s} upgraded on login",)),
+        ("prose-en", ("The seed admin's hash is {s}; crack tests use it.",)),
+        ("prose-it", ("L'hash dell'utente admin nel seed è {s}.",)),
+        ("prose-vi", ("Hash mật khẩu của admin trong seed là {s}.",)),
+    )
+    return _render(r, pools, make)
+
+
+@_later("teams-webhook")
+def _teams_webhook(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        path = f"{r.uuid()}@{r.uuid()}/IncomingWebhook/{r.text(HEX, 32)}/{r.uuid()}" + r.choice(
+            ("", "/V2" + r.text(ALNUM + "-_", 43))
+        )
+        host = r.choice(("acme", "contoso", "shopfront")) + ".webhook.office.com"
+        return {"s": path, "url": f"https://{host}/webhookb2/{path}"}
+
+    pools: Pools = (
+        ("config", ("TEAMS_WEBHOOK_URL={url}", 'notify:\n  teams: "{url}"')),
+        ("code", ('requests.post("{url}", json={{"text": "deploy finished"}})',)),
+        ("shell", ("$ curl -H 'Content-Type: application/json' -d '{{\"text\":\"hi\"}}' {url}",)),
+        ("log", ("{ts} INFO {svc}: posted the release note to {url}",)),
+        ("prose-en", ("Release notes go to the Teams channel through {url}.",)),
+        ("prose-it", ("Le note di rilascio vanno su Teams tramite {url}.",)),
+        ("prose-vi", ("Ghi chú phát hành gửi vào Teams qua {url}.",)),
+    )
+    return _render(r, pools, make)
+
+
+def _razorpay(r: _Rng) -> str:
+    return "rzp_" + r.choice(("live_", "test_")) + r.text(ALNUM, 14)
+
+
+def _artifactory_key(r: _Rng) -> str:
+    return "AK" + "Cp" + r.text(ALNUM, 69)
+
+
+def _salesforce(r: _Rng) -> str:
+    return "00D" + r.text(ALNUM, 12) + "!" + r.text(ALNUM + ".", 96)
+
+
+LATER_PROVIDERS = (
+    _more("razorpay", _razorpay, "RAZORPAY_KEY_ID", "Razorpay key", "chiave Razorpay",
+          "khóa Razorpay", "https://api.razorpay.com/v1/orders"),
+    _more("artifactory-api-key", _artifactory_key, "ARTIFACTORY_API_KEY",
+          "Artifactory API key", "chiave API di Artifactory", "khóa API Artifactory",
+          "https://acme.jfrog.io/artifactory/api/system/ping"),
+    _more("salesforce-access-token", _salesforce, "SF_ACCESS_TOKEN", "Salesforce access token",
+          "token di accesso Salesforce", "token truy cập Salesforce",
+          "https://acme.my.salesforce.com/services/data/v60.0/"),
+)  # fmt: skip
+LATER_FAMILIES += [(p.family, _provider_samples(p)) for p in LATER_PROVIDERS]
+
+
+@_later_negative("maven-coordinate")
+def _maven(r: _Rng) -> list[str]:
+    def version() -> str:
+        return f"{r.randint(0, 4)}.{r.randint(0, 12)}.{r.randint(0, 9)}"
+
+    return _cycle(
+        (
+            lambda: f"implementation 'io.jsonwebtoken:jjwt-jackson:{version()}'",
+            lambda: f"io.jsonwebtoken:jjwt-api-{version()}.jar is on the classpath twice",
+            lambda: (
+                f"<artifactId>spring-security-oauth2-jose</artifactId><version>{version()}</version>"
+            ),
+            lambda: f"mvn dependency:get -Dartifact=com.auth0:java-jwt:{version()}",
+            lambda: f"Bumped com.nimbusds:oauth2-oidc-sdk to {version()} and com.auth0:jwks-rsa.",
+        ),
+    )
+
+
+@_later_negative("json-escaped-lines")
+def _json_escaped_lines(r: _Rng) -> list[str]:
+    """Config files inside JSON strings, where a name has no value yet."""
+    return _cycle(
+        (
+            lambda: '{"files": {".env": "API_TOKEN=\\nLOG_LEVEL=debug\\nPORT=8080"}}',
+            lambda: '{"config.ini": "[auth]\\npassword =\\nretries = 3"}',
+            lambda: f'{{"env": "SECRET_KEY=\\nDEBUG=true", "build": {r.randint(1, 999)}}}',
+        ),
+    )
+
+
 # -- the corpus ---------------------------------------------------------------------------
 
 
@@ -3119,6 +3291,15 @@ def build(seed: int = SEED) -> tuple[tuple[Sample, ...], tuple[Harmless, ...]]:
         Sample(family, context, text, secret)
         for family, made in MORE_FAMILIES
         for context, text, secret in made(later)
+    )
+    third = _Rng(seed + 2)
+    positives += tuple(
+        Sample(family, context, text, secret)
+        for family, made in LATER_FAMILIES
+        for context, text, secret in made(third)
+    )
+    negatives += tuple(
+        Harmless(family, text) for family, made in LATER_NEGATIVES for text in made(third)
     )
     return positives, negatives
 
