@@ -111,9 +111,12 @@ _QUOTED = Lazy(  # a string, with C#'s `@"…"` and Python's `r"…"` `b"…"` p
     r"""(?:@|[rRbBuUfF]{1,2})?(?:"((?:[^"\\\n]|\\.){0,1024})"|'((?:[^'\\\n]|\\.){0,1024})'"""
     r"""|`([^`\n]{0,1024})`)"""
 )
-# A bare value ends at `=` (base64's padding aside): `auth: password=…` holds a second name.
-_BARE = Lazy(r"""[^\s'"`,;<>()\[\]{}=]{1,4096}={0,3}""")
-_BARE_IN_QUERY = Lazy(r"""[^\s'"`,;<>&()\[\]{}=]{1,4096}={0,3}""")  # ?token=…&page=2
+# A bare value runs to a space or a quote; `=` inside it is the value's own (`Xk9!m=pL`)
+# unless what comes before it is a name (`auth: password=…` holds a second name).
+_BARE = Lazy(r"""[^\s'"`,;<>()\[\]{}]{1,4096}""")
+_BARE_IN_QUERY = Lazy(r"""[^\s'"`,;<>&()\[\]{}]{1,4096}""")  # ?token=…&page=2
+# `\n` written out: a line break inside a JSON string, where a bare value ends.
+_ESCAPED_BREAK = Lazy(r"\\[nrt]")
 _WORDS_AFTER = Lazy(r"[ \t]+[^\W\d_]{2,}")
 _CODE_WORDS = frozenset(  # settings and states, not secrets: `auth: oauth2`, `token: invalid`
     {
@@ -190,6 +193,14 @@ def _value(text: str, at: int, mode: str) -> tuple[int, int] | None:
     if bare is None:
         return None
     start, end = bare.span()
+    escaped = _ESCAPED_BREAK.search(text, start, end)
+    if escaped is not None:
+        end = escaped.start()  # "API_TOKEN=\\nLOG_LEVEL=debug": the value is empty
+    equals = text.find("=", start, end)
+    if equals >= 0 and (_names_before(text[start:equals]) or not text[equals:end].strip("=")):
+        end = equals + len(text[equals:end]) - len(text[equals:end].lstrip("="))
+    if end <= start:
+        return None
     if values.placeholder(text[start:end]):
         return None  # sk-... ends with what looks like a full stop
     while end > start and text[end - 1] in ".,:;!?":
@@ -217,6 +228,12 @@ def _value(text: str, at: int, mode: str) -> tuple[int, int] | None:
     ):
         return None  # a variable (`token = Error`), a string's text, prose after a colon
     return start, end
+
+
+def _names_before(head: str) -> bool:
+    """What stands before a `=` in a bare value is a name (`password` in
+    `auth: password=…`, `user` in `user=app`), not the start of a password."""
+    return values.identifier_like(head) or values.word_like(head)
 
 
 def _run_end(text: str, at: int) -> int:
@@ -305,10 +322,13 @@ def _after_name(
     """The value that a name at `[start, end)` is given, in any of the shapes people use."""
     if start > 0 and text[start - 1] == "<" and text.startswith(">", end):
         close = text.find("<", end + 1, end + 1026)  # <password>…</password>
-        if close > end + 1 and "\n" not in text[end + 1 : close]:
-            value = text[end + 1 : close].strip()
-            if value and not values.placeholder(value) and not values.reference(value):
-                return kind, end + 1, close
+        inner = text[end + 1 : close] if close > end + 1 else ""
+        value = inner.strip()
+        if not value or (value != inner and any(ch.isspace() for ch in value)):
+            return None  # an element holding others, or text on several lines
+        if not values.placeholder(value) and not values.reference(value):
+            lead = end + 1 + len(inner) - len(inner.lstrip())
+            return kind, lead, lead + len(value)
         return None
     xml = _XML_VALUE.match(text, end, end + 32)  # <add key="DbPassword" value="…"/>
     if xml is not None and text[start - 1 : start] in ("'", '"'):

@@ -142,6 +142,26 @@ TOKENS: tuple[Token, ...] = (
         r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{8,256}",
         check=lambda v: values.random(v.rsplit("/", 1)[-1]),
     ),
+    Token(  # a Teams channel's incoming webhook: whoever holds the URL posts to it
+        "teams-webhook",
+        ("webhook.office.com",),
+        r"https://[A-Za-z0-9-]{1,64}\.webhook\.office\.com/webhookb2/[A-Za-z0-9@/_-]{40,400}",
+        check=lambda v: values.random(v.rsplit("/IncomingWebhook/", 1)[-1]),
+    ),
+    Token(  # an org id, `!`, then the session: one token, masked whole
+        "salesforce-token",
+        ("00D",),
+        r"(?<![A-Za-z0-9])00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,255}(?![A-Za-z0-9._])",
+    ),
+    # crypt(3) password hashes: crackable offline, so kept out like the password. The
+    # last character may not be `.`, which is more often the sentence's full stop.
+    Token(
+        "password-hash",
+        ("$1$", "$5$", "$6$", "$2a$", "$2b$", "$2y$", "$apr1$", "$y$"),
+        r"(?<![\w$])(?:\$(?:1|5|6)\$(?:rounds=[0-9]{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{22,86}"
+        r"|\$2[aby]\$[0-9]{2}\$[./A-Za-z0-9]{53}|\$apr1\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}"
+        r"|\$y\$[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{1,86}\$[./A-Za-z0-9]{43})(?![/A-Za-z0-9])",
+    ),
     # Slack: bot, user, app-level, configuration and refresh tokens.
     _prefixed(
         "slack-token",
@@ -241,6 +261,7 @@ TOKENS: tuple[Token, ...] = (
         check=lambda v: values.random(v[6:]),
     ),
     _prefixed("npm-token", ("npm_",), _ALNUM, 36, 36),
+    _prefixed("razorpay-key", ("rzp_live_", "rzp_test_"), _ALNUM, 14, 14),
     _prefixed("pypi-token", ("pypi-AgE",), _URLSAFE, 50, 512, None),
     _prefixed("gem-host-key", ("rubygems_",), _HEX, 48, 48),
     _prefixed("nuget-key", ("oy2",), "[a-z0-9]", 43, 43),

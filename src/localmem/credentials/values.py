@@ -66,6 +66,11 @@ _WORD = Lazy(r"[^\W\d_]{1,64}(?:['’-][^\W\d_]{1,64}){0,16}")
 _VERSION = Lazy(r"v?\d{1,16}(?:\.\d{1,16}){1,8}(?:[-+][0-9A-Za-z.]{1,64})?")
 _NUMBER_UNIT = Lazy(r"\d+(?:\.\d+)?[a-zA-Z%]{0,3}")
 _KEBAB = Lazy(r"[^\W\d_]{1,64}(?:[-_.'’][^\W\d_]{1,64}){0,16}[0-9]{0,2}")
+# A package and its version (`jjwt-jackson:0.11.2`, `jjwt-api-0.11.5.jar`): a coordinate.
+_ARTIFACT = Lazy(
+    r"[a-z][a-z0-9]{0,64}(?:[-_.][a-z0-9]{1,64}){0,8}[-:@]v?\d{1,8}(?:\.\d{1,8}){1,4}"
+    r"(?:[-.][A-Za-z0-9]{1,16}){0,2}"
+)
 _DATE_TIME = Lazy(r"\d{1,4}[-/:.]\d{1,2}(?:[-/:.T ]\d{1,4}){0,5}Z?")
 
 
@@ -169,10 +174,12 @@ def identifier_like(value: str) -> bool:
 
 
 def plain_datum(value: str) -> bool:
-    """A version, a number with a unit, a date or a time: data, not a secret."""
+    """A version, a package's coordinate, a number with a unit, a date or a time: data,
+    not a secret."""
     return bool(
         value.isdigit()
         or _VERSION.fullmatch(value)
+        or _ARTIFACT.fullmatch(value)
         or _NUMBER_UNIT.fullmatch(value)
         or _DATE_TIME.fullmatch(value)
     )
