@@ -154,7 +154,7 @@ TOKENS: tuple[Token, ...] = (
         r"(?<![A-Za-z0-9])00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,255}(?![A-Za-z0-9._])",
     ),
     # crypt(3) password hashes: crackable offline, so kept out like the password. The
-    # last character may not be `.`, which is more often the sentence's full stop.
+    # hash may be followed by `.`, a sentence's full stop (masked with it, if it fits).
     Token(
         "password-hash",
         ("$1$", "$5$", "$6$", "$2a$", "$2b$", "$2y$", "$apr1$", "$y$"),
