@@ -3272,6 +3272,99 @@ def _json_escaped_lines(r: _Rng) -> list[str]:
     )
 
 
+# A key pasted into a sentence with no name beside it: what the sentence says about it
+# (log in, authenticate, revoke, the provider's key) is all that gives it away.
+ALONE_EN = (
+    "The CI job now logs in with {s}.",
+    "Authenticated against the {svc} sandbox with {s}, got a 200.",
+    "Revoke {s} once the migration is over.",
+    "Rotated the {svc} key; the new one is {s}.",
+    "The {svc} credential we use in staging: {s}",
+    "Signed in to the dashboard with {s} to check the quota.",
+)
+ALONE_IT = (
+    "Il job di CI ora si autentica con {s}.",
+    "Revocare {s} quando la migrazione è finita.",
+    "La nuova chiave di {svc} è {s}.",
+)
+ALONE_VI = (
+    "Job CI giờ đăng nhập bằng {s}.",
+    "Thu hồi {s} sau khi migrate xong.",
+    "Khóa mới của {svc} là {s}.",
+)
+
+
+def _alone(r: _Rng, make: Callable[[_Rng], str]) -> Made:
+    pools: Pools = (
+        ("prose-en", ALONE_EN),
+        ("prose-en", ALONE_EN),
+        ("prose-en", ALONE_EN),
+        ("prose-it", ALONE_IT),
+        ("prose-vi", ALONE_VI),
+    )
+    return _render(r, pools, lambda r: {"s": make(r)})
+
+
+def _base36(r: _Rng, n: int) -> str:
+    while True:
+        value = r.text(LOWER + DIGITS, n)
+        if sum(c.isdigit() for c in value) >= 3:
+            return value
+
+
+@_later("alone-hex-key")
+def _alone_hex(r: _Rng) -> Made:
+    """Algolia, Datadog, Meraki, old GitHub: a hexadecimal key of 32, 40 or 64."""
+    return _alone(r, lambda r: r.text(HEX, r.choice((32, 40, 64))))
+
+
+@_later("alone-uuid-key")
+def _alone_uuid(r: _Rng) -> Made:
+    """Heroku, Snyk, HubSpot: a key in the shape of a UUID."""
+    return _alone(r, lambda r: r.uuid())
+
+
+@_later("alone-base36-key")
+def _alone_base36(r: _Rng) -> Made:
+    """Twitch, Etsy, Bitbucket: lower-case letters and digits, 24 to 40 of them."""
+    return _alone(r, lambda r: _base36(r, r.randint(24, 40)))
+
+
+@_later("alone-short-key")
+def _alone_short(r: _Rng) -> Made:
+    """Keys of 14 to 20 characters (LinkedIn, Dropbox app keys, Finnhub)."""
+    return _alone(r, lambda r: _base36(r, r.randint(14, 20)))
+
+
+@_later_negative("prose-ids-near-credentials")
+def _ids_near_credentials(r: _Rng) -> list[str]:
+    """Hashes and ids in sentences about credentials: what was changed, not the key."""
+    return _cycle(
+        (
+            lambda: f"Fixed the token refresh race in {r.text(HEX, 40)}.",
+            lambda: (
+                f"The key rotation landed in commit {r.text(HEX, 7)}, reverted in {r.text(HEX, 7)}."
+            ),
+            lambda: f"Login failures for request {r.uuid()} came from the new auth proxy.",
+            lambda: f"Revoked the old deploy token; the audit event id is {r.uuid()}.",
+            lambda: (
+                f"Signed in as build {r.text(HEX, 12)}, "
+                f"the image digest is sha256:{r.text(HEX, 64)}."
+            ),
+            lambda: (
+                f"The credential check now runs in job {r.number(9)} of pipeline {r.number(7)}."
+            ),
+            lambda: f"Rotated the API keys; see ticket OPS-{r.number(4)} and run {r.uuid()}.",
+            lambda: (
+                "Authenticated with the staging cluster; "
+                "its context is gke_acme-staging_europe-west1_main."
+            ),
+            lambda: f"Logged in to the registry, then pulled ghcr.io/acme/api:{r.text(HEX, 7)}.",
+        ),
+        n=18,
+    )
+
+
 # -- the corpus ---------------------------------------------------------------------------
 
 
