@@ -124,6 +124,21 @@ SECRETS = [
         "curl -H 'Authorization: Bearer [redacted: bearer-token]'",
         None,
     ),
+    (  # a plain key alone in a sentence about logging in (alone.py)
+        "The CI job now logs in with 8afc8302b35246d8079850d66b197ae7.",
+        "The CI job now logs in with [redacted: key].",
+        None,
+    ),
+    (
+        "Revoke 06667cf0-acf5-8138-2bd1-ce7b0d7aa840 once the Heroku migration is over.",
+        "Revoke [redacted: key] once the Heroku migration is over.",
+        None,
+    ),
+    (
+        "DB_PASSWORD=Xk9!mQ2=pL7vR4 and <apiToken>\n  Zx81kLmQ2vB7pQ4rT9wYcN3\n</apiToken>",
+        "DB_PASSWORD=[redacted: password] and <apiToken>\n  [redacted: token]\n</apiToken>",
+        None,
+    ),
     (  # encoded binary holds runs of one character; a placeholder is little more
         "STS_TOKEN=EJr//////////wEaDKh3kZ8qX2ZbM0N1SyLAAU3qQm7vXb0kq9pJZ3tLHc8",
         "STS_TOKEN=[redacted: token]",
@@ -191,6 +206,13 @@ HARMLESS = [
     "const token = req.headers.authorization;",
     "SMTP_PASSWORD=\nSMTP_HOST=smtp.internal",
     'see "https://url:8000";@mention the team',
+    "Fixed the token refresh race in 9fceb02d0ae598e95dc970b74767f19372d61af8.",
+    "Token refresh fails for user 550e8400-e29b-41d4-a716-446655440000",
+    "Revoked the token for device 0a1b2c3d4e5f67890a1b2c3d4e5f6789 after the incident.",
+    "Logged in as linh; the workspace is shop-api-3f2a1c and the key is in .env",
+    "withCredentials([usernamePassword(credentialsId: '29f63271-dc2f-4734-8221-5b31b5169bac')])",
+    "implementation 'io.jsonwebtoken:jjwt-jackson:0.11.5'",
+    '{"files": {".env": "API_TOKEN=\\nLOG_LEVEL=debug"}}',
 ]
 
 

@@ -13,6 +13,8 @@ How a text is read:
    URL's user part, a PEM block); `named`: values given to a name that holds a
    secret, with the value checks in `values`;
 4. `loose`: a generated secret standing alone, with no name and no prefix;
+   `alone`: a key of a plainer shape (hexadecimal, a UUID's, base36) alone in a
+   sentence that speaks of credentials;
 5. here: an AWS secret key written beside its key id, and every other copy of a
    secret already found, wherever it stands in the text.
 
@@ -27,7 +29,7 @@ the prompt hook never import this package.
 
 from __future__ import annotations
 
-from localmem.credentials import loose, named, shapes, tokens
+from localmem.credentials import alone, loose, named, shapes, tokens
 from localmem.credentials.lazy import Lazy
 from localmem.credentials.values import random
 from localmem.credentials.view import View
@@ -161,7 +163,8 @@ def find(text: str) -> list[Finding]:
     claims = _Claims(len(seen))
     for done in _DONE.finditer(seen):  # masked before: never matched again, never reported
         claims.hold(*done.span())
-    for scan in (shapes.private_keys, tokens.scan, shapes.scan, named.scan, loose.scan):
+    scans = (shapes.private_keys, tokens.scan, shapes.scan, named.scan, loose.scan, alone.scan)
+    for scan in scans:
         for kind, start, end in scan(seen):
             claims.take(kind, start, end)
     if not claims.found:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from localmem.credentials import values
+from localmem.credentials import alone, values
 from localmem.credentials.lazy import Lazy
 
 TYPE_CHECKING = False  # `typing` stays out of `local-memory remember`
@@ -412,8 +412,8 @@ def _after_prose_name(text: str, end: int, kind: str) -> tuple[str, int, int] | 
     link = _PROSE.match(text, end, end + 160)
     if link is not None:
         span = _value(text, link.end(), "prose")
-        if span is not None:
-            return kind, *span
+        if span is not None and not alone.hash_of_a_change(text, *span):
+            return kind, *span  # not "the token refresh race, fixed in 9fceb02…"
     space = _SPACE.match(text, end, end + 4)
     if space is not None:
         span = _value(text, space.end(), "prose")

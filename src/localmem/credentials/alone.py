@@ -1,0 +1,157 @@
+"""A key pasted alone into a sentence that says what it is for.
+
+`loose` catches what nobody types: long runs of mixed case and digits. Many keys
+are not like that: hexadecimal (Algolia, Datadog, old GitHub tokens), shaped like
+a UUID (Heroku, Snyk), lower-case letters and digits (Twitch, Etsy), or short. On
+their own they look like the commit hashes, request ids and names that notes are
+full of, so this rule asks the sentence too: a value of such a shape is masked
+only when its sentence speaks of credentials ("logs in with", "revoke", "the new
+key is", "si autentica con", "đăng nhập bằng"), and not when the words just
+before it say what it is instead (a commit, a request, a build, an id), nor a
+hexadecimal one in a sentence about a change to code ("Fixed the token refresh
+race in 9fceb02…"), where it is the change's hash.
+
+It runs after every other rule, on what they left, and it is linear: one pass
+for candidates, each looked at in a bounded window around it.
+"""
+
+from __future__ import annotations
+
+from localmem.credentials import values
+from localmem.credentials.lazy import Lazy
+
+TYPE_CHECKING = False  # `typing` stays out of `local-memory remember`
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+KIND = "key"
+_CANDIDATE = Lazy(
+    r"(?<![\w./:@#$%+=~\\-])[A-Za-z0-9][A-Za-z0-9_-]{12,127}[A-Za-z0-9]"
+    r"(?![\w/@%+=~\\-])(?!\.[A-Za-z0-9])"
+)
+_UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_HEX = Lazy(r"[0-9a-f]{24,128}|[0-9A-F]{24,128}")
+_WORDS = Lazy(r"[^\W\d_]+")
+_NAME_WORDS = Lazy(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")  # credentialsId: credentials, Id
+_BEFORE = 200  # how far back the sentence is read
+_AFTER = 100
+_NEAR = 28  # the words just before the value that may say what it is
+_SENTENCE_ENDS = (". ", "! ", "? ", "\n")
+# Words of a sentence about credentials: whole words, and stems found inside words.
+_CUE_WORDS = frozenset(
+    {
+        "key", "keys", "token", "tokens", "secret", "password", "passphrase", "credential",
+        "credentials", "login", "revoke", "revoked", "rotate", "rotated", "chiave", "chiavi",
+        "segreto", "credenziale", "credenziali", "revocare", "revoca", "khóa", "khoá",
+    }
+)  # fmt: skip
+_CUE_STEMS = (
+    "log in", "logs in", "logged in", "sign in", "signs in", "signed in", "authenticat",
+    "autentic", "accede con", "đăng nhập", "thu hồi", "mật khẩu", "bí mật", "xác thực",
+)  # fmt: skip
+# Words that, just before a value, say it is something else.
+_NAMED_OTHERWISE = frozenset(
+    {
+        "commit", "commits", "sha", "digest", "hash", "checksum", "fingerprint", "request",
+        "build", "run", "job", "id", "ids", "ticket", "image", "revision", "rev", "version",
+        "pipeline", "event", "trace", "session", "order", "issue", "pr", "uuid", "user",
+        "account", "tenant", "org", "project", "client", "device", "tag", "branch", "file",
+        "pulled", "pushed", "number", "no", "ref", "etag", "nonce", "salt", "iv", "public",
+        "correlation", "span", "message", "msg", "instance", "node", "container", "pod",
+        "cluster", "region", "bucket", "key_id", "kid", "thumbprint", "serial",
+    }
+)  # fmt: skip
+# A sentence about a change to code, where a hexadecimal value is the change's hash.
+_CHANGE_WORDS = frozenset(
+    {
+        "fix", "fixed", "fixes", "commit", "committed", "merge", "merged", "revert",
+        "reverted", "bisect", "bisected", "landed", "cherry", "deployed", "released",
+        "rebased", "introduced", "regression", "patch", "patched",
+    }
+)  # fmt: skip
+
+
+def _shaped(value: str) -> str | None:
+    """'hex', 'uuid' or 'mixed' for a value that may be a key, else None."""
+    if _UUID.fullmatch(value):
+        return "uuid"
+    if _HEX.fullmatch(value):
+        letters = sum(ch.isalpha() for ch in value)
+        return "hex" if 3 <= letters <= len(value) - 3 else None
+    if max(len(p) for p in value.replace("_", "-").split("-")) < 12:
+        return None  # shop-api-3f2a1c: names with a short suffix, not one drawn run
+    body = value.replace("-", "").replace("_", "")
+    digits = sum(ch.isdigit() for ch in body)
+    if digits < 3 or len(body) - digits < 3 or len(set(body)) < 10:
+        return None
+    if value.startswith("AAAA") or values.placeholder(value) or values.plain_datum(value):
+        return None  # AAAA…: the body of an SSH public key
+    if values.identifier_like(value) or _joined_words(value):
+        return None
+    switches = _switches(body)
+    # Words run together turn seldom; drawn letters can look wordy for a stretch.
+    return "mixed" if switches >= 6 or (switches >= 4 and not values.wordy(value)) else None
+
+
+def _joined_words(value: str) -> bool:
+    """Words joined by separators, maybe with a number: `eu-west-1`, `release_2026_q4`."""
+    pieces = [p for p in value.replace("_", "-").split("-") if p]
+    return len(pieces) > 1 and all(p.isdigit() or values.word_like(p) for p in pieces)
+
+
+def _switches(body: str) -> int:
+    """How often the value turns from letters to digits or back: drawn characters
+    turn often (`x2u4o90tpqnd`), names and versions seldom (`build2026final`)."""
+    turns = 0
+    for left, right in zip(body, body[1:], strict=False):
+        turns += left.isdigit() != right.isdigit()
+    return turns
+
+
+def _sentence(text: str, start: int, end: int) -> tuple[str, str]:
+    """The sentence's text before and after the value, lower case."""
+    before = text[max(0, start - _BEFORE) : start]
+    cut = max(before.rfind(mark) for mark in _SENTENCE_ENDS)
+    if cut >= 0:
+        before = before[cut + 1 :]
+    after = text[end : end + _AFTER]
+    cuts = [at for at in (after.find(mark) for mark in _SENTENCE_ENDS) if at >= 0]
+    if cuts:
+        after = after[: min(cuts)]
+    return before.lower(), after.lower()
+
+
+def _cued(before: str, after: str) -> bool:
+    sentence = before + " " + after
+    if any(stem in sentence for stem in _CUE_STEMS):
+        return True
+    return any(word in _CUE_WORDS for word in _WORDS.findall(sentence))
+
+
+def hash_of_a_change(text: str, start: int, end: int) -> bool:
+    """A hexadecimal value in a sentence about a change to code: the change's hash."""
+    if _HEX.fullmatch(text, start, end) is None:
+        return False
+    before, after = _sentence(text, start, end)
+    return any(word in _CHANGE_WORDS for word in _WORDS.findall(before + " " + after))
+
+
+def scan(text: str) -> Iterator[tuple[str, int, int]]:
+    """(kind, start, end) of every key-shaped value alone in a sentence about keys."""
+    for match in _CANDIDATE.finditer(text):
+        value = match.group()
+        shape = _shaped(value)
+        if shape is None:
+            continue
+        start, end = match.span()
+        before, after = _sentence(text, start, end)
+        if not _cued(before, after):
+            continue
+        near = [w.lower() for w in _NAME_WORDS.findall(text[max(0, start - _NEAR) : start])]
+        if near and near[-1] in ("is", "è", "là", "was") and len(near) > 1:
+            near = near[:-1]  # "the audit event id is …": the word before the link
+        if any(word in _NAMED_OTHERWISE for word in near[-2:]):
+            continue
+        if shape == "hex" and hash_of_a_change(text, start, end):
+            continue
+        yield KIND, start, end
