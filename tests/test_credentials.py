@@ -124,6 +124,16 @@ SECRETS = [
         "curl -H 'Authorization: Bearer [redacted: bearer-token]'",
         None,
     ),
+    (  # digits in order inside a chosen password: chosen, not documentation's
+        "user = 'abuser'\npassword = 'abuser123456'",
+        "user = 'abuser'\npassword = '[redacted: password]'",
+        None,
+    ),
+    (  # a type annotation needs a space around its `=`; `abc=def` is the value
+        "adyen_token: AQEyhmfx.deuaui5t4v6jf_gg9kbw=6f6hgshd0vlh5kavb-w3lf1",
+        "adyen_token: [redacted: token]",
+        None,
+    ),
     (  # a plain key alone in a sentence about logging in (alone.py)
         "The CI job now logs in with 8afc8302b35246d8079850d66b197ae7.",
         "The CI job now logs in with [redacted: key].",
@@ -212,6 +222,8 @@ HARMLESS = [
     "Logged in as linh; the workspace is shop-api-3f2a1c and the key is in .env",
     "withCredentials([usernamePassword(credentialsId: '29f63271-dc2f-4734-8221-5b31b5169bac')])",
     "implementation 'io.jsonwebtoken:jjwt-jackson:0.11.5'",
+    'const keyChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"',
+    "api_key = 'abcdef1234567890abcdef1234567890'",
     '{"files": {".env": "API_TOKEN=\\nLOG_LEVEL=debug"}}',
 ]
 

@@ -73,6 +73,8 @@ _CHANGE_WORDS = frozenset(
 
 def _shaped(value: str) -> str | None:
     """'hex', 'uuid' or 'mixed' for a value that may be a key, else None."""
+    if values.placeholder(value):
+        return None  # abcdef1234567890…, 00000000-0000-…: the documentation's
     if _UUID.fullmatch(value):
         return "uuid"
     if _HEX.fullmatch(value):
@@ -84,7 +86,7 @@ def _shaped(value: str) -> str | None:
     digits = sum(ch.isdigit() for ch in body)
     if digits < 3 or len(body) - digits < 3 or len(set(body)) < 10:
         return None
-    if value.startswith("AAAA") or values.placeholder(value) or values.plain_datum(value):
+    if value.startswith("AAAA") or values.plain_datum(value):
         return None  # AAAA…: the body of an SSH public key
     if values.identifier_like(value) or _joined_words(value):
         return None

@@ -82,7 +82,8 @@ _KEY_QUALIFIED = Lazy(r"[ \t]+(?:api|segreta|bí mật|bi mat|secreta|privata)\b
 _ASSIGN = Lazy(
     r"""(?:\[\])?["']?\]?[ \t]*(?:"""
     r""":[ \t]*[A-Za-z_][\w.\[\]<>?]{0,40}"""  # TypeScript: `appSecret: string = '…'`
-    r"""(?:[ \t]{0,4}\|[ \t]{0,4}[A-Za-z_][\w.]{0,40}){0,3}[ \t]*=(?![=>])"""
+    r"""(?:[ \t]{0,4}\|[ \t]{0,4}[A-Za-z_][\w.]{0,40}){0,3}"""
+    r"""(?:[ \t]+=(?![=>])|=(?=[ \t"'`]))"""  # a type, then `=`: not `key: abc=def`
     r"""|\{[ \t]*get;[ \t]*(?:private[ \t]+|init;[ \t]*)?(?:set;)?[ \t]*\}[ \t]*="""  # C#
     r"""|=>|:{1,3}=|==|\.=|\+=|=|:|->)[ \t]*"""
     r"""|["'][ \t]*,[ \t]*(?=["'])"""  # setProperty("dbPassword", "…")

@@ -52,6 +52,7 @@ _VOWEL_IN = Lazy(r"[aeiouy]")
 _TOKEN_RUN = Lazy(r"[A-Za-z0-9+/=_.~-]{16,4096}")
 # A run of one character, the alphabet or the digits in order, a1b2c3d4: typed, not drawn.
 _RUN = Lazy(r"(.)\1{7,256}")
+_TYPED = Lazy(r"a1b2c3d4|1a2b3c4d|qwerty")
 _MADE_UP = Lazy(
     r"a1b2c3d4|1a2b3c4d|abcdef|bcdefg|cdefgh|defghi|fghijk|klmnop|uvwxyz|qwerty"
     r"|123456|234567|345678|456789|567890"
@@ -121,8 +122,8 @@ def _made_up(lowered: str) -> bool:
     """A value typed to look like a key: a run of one character (`aaaaaaaa`, `xxxx`),
     the alphabet or the digits in order (`abcdefgh`, `123456`), `a1b2c3d4`, or a few
     characters repeated (`asdfasdfasdf`)."""
-    if _MADE_UP.search(lowered):
-        return True
+    if _MADE_UP.search(lowered) and _in_order(lowered) * 3 >= len(lowered) * 2:
+        return True  # abcdef123456, not abuser123456 (people do choose those)
     if _RUN.search(lowered) and not _drawn_around_runs(lowered):
         return True
     for width in (1, 2, 3, 4) if len(lowered) <= 128 else ():
@@ -130,6 +131,20 @@ def _made_up(lowered: str) -> bool:
         if len(lowered) >= 3 * width and (unit * (len(lowered) // width + 1)).startswith(lowered):
             return True
     return lowered.count("x") * 2 > len(lowered) > 8
+
+
+def _in_order(lowered: str) -> int:
+    """How many characters stand in runs of at least four in alphabetical or numerical
+    order (`abcd`, `3456`), or in a typed pattern (`a1b2c3d4`, `qwerty`)."""
+    run, total = 1, 0
+    for left, right in zip(lowered, lowered[1:], strict=False):
+        if ord(right) == ord(left) + 1:
+            run += 1
+            continue
+        total += run if run >= 4 else 0
+        run = 1
+    total += run if run >= 4 else 0
+    return total + sum(len(m.group()) for m in _TYPED.finditer(lowered))
 
 
 def _drawn_around_runs(lowered: str) -> bool:
