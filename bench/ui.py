@@ -1,12 +1,16 @@
 """`localmem ui` speed: the request time of every page, at each store size, in one run.
 
     .venv/bin/python bench/ui.py [--sizes 10000 100000] [--runs 30] [--audit-runs 3]
+                                 [--stores DIR]
 
 For each store size: the store is built through `restore` (as `bench/scale.py`
-does), the real server is started (`localmem ui --no-browser --port 0`), its
-start token is spent for a session as a browser would, and each page is fetched
-`--runs` times over loopback after 3 warm-up fetches; p50 and p95 in ms (the
-audit page `--audit-runs` times: until issue 21 lands it costs seconds). The
+does; with `--stores DIR`, a copy of `DIR/ui-SIZE.db` is used instead when it
+exists, and a store built here is kept there for the next run, so two builds can
+be compared on the same files), the real server is started (`localmem ui
+--no-browser --port 0`), its start token is spent for a session as a browser
+would, and each page is fetched `--runs` times over loopback after 3 warm-up
+fetches; p50 and p95 in ms (the audit page `--audit-runs` times, after one
+warm-up; a store of an older schema is upgraded before the first fetch). The
 export download is timed to its first byte and to its end, with its size.
 
 Then, in the same run: each page's p50 at the largest size over the smallest (how
@@ -147,6 +151,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--audit-runs", type=int, default=3)
+    parser.add_argument("--stores", type=Path, help="keep and reuse the built stores here")
     args = parser.parse_args()
     queries = [text for text, _ws in corpus.queries(40)]
     report: dict[str, dict[str, object]] = {}
@@ -154,7 +159,14 @@ def main() -> None:
         work = Path(tempfile.mkdtemp(prefix="localmem-ui-bench-", dir="/tmp"))
         try:
             db = work / "memory.db"
-            scale.load(db, size)
+            kept = args.stores / f"ui-{size}.db" if args.stores else None
+            if kept is not None and kept.exists():
+                shutil.copyfile(kept, db)  # a copy: the server may migrate it
+            else:
+                scale.load(db, size)
+                if kept is not None:
+                    kept.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(db, kept)
             report[f"{size:,} memories"] = measure(db, args.runs, args.audit_runs, queries)
         finally:
             shutil.rmtree(work, ignore_errors=True)

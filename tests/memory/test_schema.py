@@ -10,8 +10,9 @@ import pytest
 
 import localmem
 from localmem.errors import StoreUnavailable
-from localmem.memory import schema
-from localmem.memory.search import tokens
+from localmem.memory import schema, workspaces, write
+from localmem.memory.maintenance.audit import audit_file
+from localmem.memory.search import index, tokens
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Made by the first release's own code (commit ae64a96), never by today's: see
@@ -177,3 +178,76 @@ def test_step_6_adds_the_web_views_indexes_to_a_version_5_file(tmp_path: Path) -
                 f"SELECT id FROM memories WHERE workspace = 'api' ORDER BY {column} DESC, id DESC"
             )
             assert f"memories_ws_{column}" in listing and "TEMP B-TREE" not in listing
+
+
+def _version_7_file(path: Path, rows: list[tuple[str, str]]) -> None:
+    """A database as schema 7 left it, its rows written as that version's write path
+    stored them (no best overlap, no undo table), its index current."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    schema.migrate(conn, target=7)
+    with schema.write_transaction(conn):
+        index.rebuild(conn)  # nothing to index yet: marks the index as today's
+        for n, (content, kind) in enumerate(rows):
+            when = f"2026-11-{n + 1:02d}T09:00:00.000000Z"
+            ws_id = workspaces.workspace_id(conn, "api", when)
+            cursor = conn.execute(
+                "INSERT INTO memories(content, dup_hash, workspace, kind, keywords, terms, "
+                "created_at, updated_at) VALUES (?, ?, 'api', ?, '', ?, ?, ?)",
+                (
+                    content,
+                    tokens.duplicate_hash(content),
+                    kind,
+                    " ".join(tokens.meaningful(content)),
+                    when,
+                    when,
+                ),
+            )
+            index.add_terms(conn, int(cursor.lastrowid or 0), content, [], ws_id)
+    conn.close()
+
+
+def test_steps_8_and_9_upgrade_a_version_7_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(write, "RECENT_TRACES", 3)  # the backfill measures the 3 newest
+    path = tmp_path / "v7.db"
+    _version_7_file(
+        path,
+        [
+            ("trace: deployed the api with make deploy", "trace"),
+            ("Deploy the api with make deploy to staging", "note"),
+            ("trace: deployed the api with make deploy to staging again", "trace"),
+            ("trace: rotated the grafana dashboards", "trace"),
+            ("trace: looked at unrelated gardening notes", "trace"),
+        ],
+    )
+    conn = sqlite3.connect(path)
+    # What `audit` measured for each trace before: its best overlap with the store now.
+    measured = {
+        memory_id: (write.similar_ids(conn, 1, terms.split(), memory_id) or [(0.0, 0)])[0][0]
+        for memory_id, terms in conn.execute("SELECT id, terms FROM memories WHERE kind = 'trace'")
+    }
+    before = conn.execute("SELECT * FROM memories ORDER BY id").fetchall()
+    conn.close()
+
+    with localmem.open(path, create=False) as store:
+        conn = store.connection
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.LATEST
+        assert [r[:-1] for r in conn.execute("SELECT * FROM memories ORDER BY id")] == before
+        stored = dict(conn.execute("SELECT id, best_overlap FROM memories WHERE kind = 'trace'"))
+        assert conn.execute("SELECT count(*) FROM merge_undo").fetchone() == (0,)
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+        # The upgraded store works: a new trace records its overlap as it is stored.
+        added = store.add(
+            "trace: deployed the api with make deploy to prod", workspace="api", kind="trace"
+        )
+        (best,) = conn.execute(
+            "SELECT best_overlap FROM memories WHERE id = ?", (added.id,)
+        ).fetchone()
+    assert stored == {1: None, 3: measured[3], 4: measured[4], 5: measured[5]}
+    assert measured[3] > 0.5 and best > 0.5
+    assert {"memories_traces", "memories_never_recalled", "memories_lesson_problems"} <= names
+    assert (tmp_path / "v7.db.v7.bak").exists()  # the backup kept before migrating
+    report = audit_file(path)
+    assert report.traces_measured == 5  # the one left unmeasured is measured by the audit
+    assert sum(b.count for b in report.histogram) == 5

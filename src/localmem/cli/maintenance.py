@@ -100,7 +100,7 @@ def run_audit(workspace: str | None, as_json: bool) -> None:
     )
     click.echo(
         f"\ntrace similarity ({report.traces_measured} most recent traces, best overlap with "
-        f"another memory of their workspace; capture gate {report.gate}):"
+        f"their workspace when stored; capture gate {report.gate}):"
     )
     widest = max((b.count for b in report.histogram), default=0) or 1
     for bucket in report.histogram:

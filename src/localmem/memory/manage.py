@@ -1,8 +1,9 @@
 """Curating single memories and reporting on the store: `forget`, `promote`,
 `edit_keywords`, `stats`.
 
-`forget` removes a row with its index entries, its near-duplicate queue entries
-and the entities no other memory uses. It never breaks a supersede link
+`forget` removes a row with its index entries, its near-duplicate queue entries,
+the entities no other memory uses and the records of merges into it (which hold
+its earlier text, `maintenance.merge_undo`). It never breaks a supersede link
 silently (decision 28): rows the forgotten memory corrected are relinked to its
 own correction when it has one; when it is the current end of a chain the
 forget is refused, naming the rows to deal with first.
@@ -65,6 +66,9 @@ def forget(
                 "DELETE FROM near_duplicates WHERE memory_id = ? OR other_id = ?",
                 (memory.id, memory.id),
             )
+            from localmem.memory.maintenance import merge_undo  # not on the recall path
+
+            merge_undo.forget_records(conn, memory.id)  # they hold its old text
             conn.execute("DELETE FROM memories WHERE id = ?", (memory.id,))
         return ForgetResult(memory, removed, tuple(corrected))
 

@@ -14,7 +14,7 @@ from localmem.errors import NotFound
 from localmem.memory.model import Kind, Memory
 from localmem.memory.search.lookup import COLUMNS
 
-__all__ = ["COLUMNS", "fetch", "fetch_many", "live_correction", "to_memory"]
+__all__ = ["COLUMNS", "fetch", "fetch_many", "free_id", "live_correction", "to_memory"]
 
 
 def parse_time(text: str) -> datetime:
@@ -81,6 +81,19 @@ def fetch_many(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, Memory
     marks = ",".join("?" * len(wanted))
     rows = conn.execute(f"SELECT {COLUMNS} FROM memories WHERE id IN ({marks})", wanted)
     return {memory.id: memory for memory in map(to_memory, rows)}
+
+
+def free_id(conn: sqlite3.Connection) -> int | None:
+    """The id a new memory must take, or None for SQLite's own choice (the largest id
+    plus one): never the id of a merged memory whose merge can still be undone
+    (`maintenance.merge_undo`), which its undo brings back."""
+    pending = conn.execute(
+        "SELECT max(drop_id) FROM merge_undo WHERE undone_at IS NULL"
+    ).fetchone()[0]
+    if pending is None:
+        return None
+    last = conn.execute("SELECT max(id) FROM memories").fetchone()[0] or 0
+    return int(pending) + 1 if pending >= last else None
 
 
 def live_correction(conn: sqlite3.Connection, memory: Memory) -> int | None:

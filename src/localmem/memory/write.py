@@ -10,6 +10,11 @@ redact` call it before anything is compared or stored (decision 139).
 Everything for one add happens inside one immediate transaction: an add is
 either fully stored (row, index terms, entities, queue entries, links) or not
 at all, and concurrent writers queue on the lock instead of failing.
+
+A new row records its best token overlap with the memories of its workspace as
+they were when it was stored (`memories.best_overlap`, what the capture gate
+compares): the audit's trace histogram reads that column (decision 183).
+`backfill_overlaps()` measures the recent traces stored without one.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ NEAR_DUPLICATE_THRESHOLD = 0.6  # queued for review at or above this overlap, ne
 CANDIDATES = 8  # memories compared token by token for the two overlaps above
 SIMILAR_BUDGET = 400  # postings read to find them: a near duplicate shares the rare words
 MAX_FIELD_CHARS = 1000  # source and session id
+RECENT_TRACES = 500  # the most recent traces the audit's histogram reads (and a backfill fills)
 
 
 def check_content(content: object) -> str:
@@ -325,10 +331,11 @@ def add(
             )
 
         cursor = conn.execute(
-            "INSERT INTO memories(content, dup_hash, workspace, kind, keywords, terms, source, "
-            "session_id, seen_count, created_at, updated_at, checked_with) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
+            "INSERT INTO memories(id, content, dup_hash, workspace, kind, keywords, terms, "
+            "source, session_id, seen_count, created_at, updated_at, checked_with, best_overlap) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)",
             (
+                rows.free_id(conn),
                 text,
                 dup_hash,
                 ws,
@@ -340,6 +347,7 @@ def add(
                 created_at,
                 when,
                 _rules_version(),  # `redact` above masked every field
+                similar[0][0] if similar else 0.0,
             ),
         )
         new_id = int(cursor.lastrowid or 0)
@@ -359,6 +367,31 @@ def add(
         return AddResult(
             "added", new_id, 1, ws, queued_near_duplicate_of=tuple(queued), redacted=redacted
         )
+
+
+def backfill_overlaps(conn: sqlite3.Connection, limit: int | None = None) -> int:
+    """Give a best overlap to the traces among the `limit` (default RECENT_TRACES) most
+    recent that have none (stored before schema step 9, or by a bulk restore), measured
+    against the store as it is now, as the audit measured every trace before. Run
+    inside a write transaction; returns how many were measured. Does nothing while the index is
+    stale: the rebuild on the same open runs it afterwards (`schema.connect`)."""
+    version = conn.execute("SELECT value FROM meta WHERE key = 'tokenizer_version'").fetchone()
+    if version is None or version[0] != str(tokens.TOKENIZER_VERSION):
+        return 0
+    found = conn.execute(
+        "SELECT t.id, t.terms, w.id FROM (SELECT id, terms, workspace, best_overlap "
+        "FROM memories INDEXED BY memories_traces WHERE kind = 'trace' "
+        "ORDER BY created_at DESC LIMIT ?) AS t "
+        "JOIN workspaces AS w ON w.name = t.workspace WHERE t.best_overlap IS NULL",
+        (RECENT_TRACES if limit is None else int(limit),),
+    ).fetchall()
+    for memory_id, terms, ws_id in found:
+        near = similar_ids(conn, int(ws_id), str(terms).split(), int(memory_id))
+        conn.execute(
+            "UPDATE memories SET best_overlap = ? WHERE id = ?",
+            (near[0][0] if near else 0.0, memory_id),
+        )
+    return len(found)
 
 
 def _rules_version() -> str:

@@ -25,7 +25,14 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Message
 
 from localmem.errors import Conflict, InvalidInput, LocalmemError, NotFound, StoreUnavailable
-from localmem.ui import curate_pages, memory_pages, pages, report_pages, search_page
+from localmem.ui import (
+    curate_pages,
+    duplicates_pages,
+    memory_pages,
+    pages,
+    report_pages,
+    search_page,
+)
 from localmem.ui.html import Html, h, join
 from localmem.ui.layout import View, page
 from localmem.ui.security import CSRF_FIELD, GuardMiddleware, csrf_refusal, local_path
@@ -176,10 +183,11 @@ def routes(view: View) -> list[BaseRoute]:
             writer(view, curate_pages.correct, with_id=True),
             methods=post,
         ),
-        Route("/duplicates", reader(view, pages.duplicates), methods=get),
-        Route("/duplicates/merge", reader(view, pages.merge_confirm), methods=get),
-        Route("/duplicates/merge", writer(view, pages.merge), methods=post),
-        Route("/duplicates/keep-both", writer(view, pages.keep_both), methods=post),
+        Route("/duplicates", reader(view, duplicates_pages.duplicates), methods=get),
+        Route("/duplicates/merge", reader(view, duplicates_pages.merge_confirm), methods=get),
+        Route("/duplicates/merge", writer(view, duplicates_pages.merge), methods=post),
+        Route("/duplicates/keep-both", writer(view, duplicates_pages.keep_both), methods=post),
+        Route("/duplicates/undo", writer(view, duplicates_pages.undo), methods=post),
         Route("/audit", reader(view, report_pages.audit), methods=get),
         Route("/export", reader(view, report_pages.export_page), methods=get),
         Route("/export/download", reader(view, report_pages.export_download), methods=get),

@@ -234,11 +234,7 @@ def memory_page(view: View, request: Request) -> Response:
         except NotFound:
             return _missing(view, memory_id)
         links = store.chain(memory_id)
-        pairs = [
-            p
-            for p in dedupe.list_pairs(store.connection, memory.workspace)
-            if memory_id in (p.memory.id, p.other.id)
-        ]
+        pairs = dedupe.pairs_of(store.connection, memory_id)
     facts = h(
         "dl",
         {"class": "fields"},

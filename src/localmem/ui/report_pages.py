@@ -112,6 +112,12 @@ def audit(view: View, request: Request) -> Response:
                 ),
                 h(
                     "p",
+                    {"class": "meta"},
+                    "Each trace's best word overlap with the memories of its workspace when "
+                    "it was stored: what the capture gate compares.",
+                ),
+                h(
+                    "p",
                     {},
                     "At or above the gate (would be skipped now): "
                     f"{number(report.traces_at_or_above_gate)}",

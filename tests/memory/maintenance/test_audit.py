@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,10 @@ from maint_support import Clock, open_at
 
 from localmem.errors import StoreUnavailable
 from localmem.memory import write
+from localmem.memory.maintenance import audit
 from localmem.memory.maintenance.audit import LESSON_MAX_CHARS, audit_file
+from localmem.memory.readonly import open_readonly
+from localmem.memory.search import tokens
 
 
 def _digest(path: Path) -> str:
@@ -96,3 +100,71 @@ def test_audit_without_a_database_creates_nothing(tmp_path: Path) -> None:
     with pytest.raises(StoreUnavailable, match="no memory database"):
         audit_file(tmp_path / "none.db")
     assert not (tmp_path / "none.db").exists()
+
+
+def test_the_histogram_reads_each_traces_overlap_as_it_was_stored(tmp_path: Path) -> None:
+    """Decision 183: what the capture gate compared, when the trace was stored. A memory
+    written later that restates a trace does not raise that trace's figure."""
+    path = tmp_path / "m.db"
+    with open_at(path) as store:
+        note = "Deploy the api with make deploy to staging"
+        store.add(note, workspace="api")
+        restating = "trace: deployed the api with make deploy to staging"
+        store.add(restating, workspace="api", kind="trace")
+        first = "trace: rotated the grafana dashboards of the web team"
+        store.add(first, workspace="api", kind="trace")
+        later = "Rotate the grafana dashboards of the web team weekly"
+        store.add(later, workspace="api")
+    report = audit_file(path)
+
+    def overlap(a: str, b: str) -> float:
+        return tokens.overlap(tokens.meaningful(a), tokens.meaningful(b))
+
+    def bucket(value: float) -> int:
+        return min(int(value * audit.BUCKETS), audit.BUCKETS - 1)
+
+    restated = overlap(restating, note)
+    when_stored = max(overlap(first, note), overlap(first, restating))  # 0.1: "trace"
+    assert restated >= write.NOVELTY_THRESHOLD > when_stored
+    assert bucket(overlap(first, later)) != bucket(when_stored)  # 0.71 measured now
+    counts = [b.count for b in report.histogram]
+    assert counts[bucket(restated)] == 1 and counts[bucket(when_stored)] == 1
+    assert sum(counts) == 2
+    assert report.traces_at_or_above_gate == 1  # the grafana trace is not counted
+
+
+def _plans(conn: sqlite3.Connection, statements: list[str]) -> list[tuple[str, str]]:
+    out = []
+    for sql in statements:
+        if sql.lstrip().upper().startswith(("SELECT", "WITH")):
+            out += [(str(r[-1]), sql) for r in conn.execute("EXPLAIN QUERY PLAN " + sql)]
+    return out
+
+
+# The only whole-index walks the report may make: one over the (kind, workspace) index
+# for the counts, and the partial indexes that hold only what a section lists: rows never
+# recalled, traces (newest first, to the sample), lessons too long or of several lines.
+# Every other table read is a search.
+WALKS = ("memories_kind", "memories_never_recalled", "memories_traces", "memories_lesson_problems")
+
+
+@pytest.mark.parametrize("workspace", [None, "api"])
+def test_every_section_reads_an_index_never_the_table(
+    tmp_path: Path, workspace: str | None
+) -> None:
+    path = tmp_path / "m.db"
+    _fill(path)
+    conn = open_readonly(path)
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    try:
+        audit.audit(conn, str(path), workspace)
+    finally:
+        conn.set_trace_callback(None)
+    plans = _plans(conn, statements)
+    conn.close()
+    assert len(plans) > 10
+    for line, sql in plans:
+        if not line.startswith("SCAN ") or "VIRTUAL TABLE" in line or line.startswith("SCAN q "):
+            continue  # a search, the full-text index, or the (small) review queue
+        assert any(f"INDEX {name}" in line for name in WALKS), (line, sql)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from maint_support import Clock, open_at
 
 from localmem.errors import InvalidInput, NotFound
+from localmem.memory import rows
 from localmem.memory.maintenance import dedupe
+from localmem.memory.model import Memory
+from localmem.memory.store import Store
 
 
 def test_kind_order_is_recorded() -> None:
@@ -125,3 +129,66 @@ def test_keep_both_and_the_bulk_action(tmp_path: Path) -> None:
         assert dedupe.keep_both_all(store.connection, "api") == 0
         assert dedupe.keep_both_all(store.connection) == 1
         assert dedupe.list_pairs(store.connection) == []
+
+
+def _long_queue(store: Store) -> list[int]:
+    """Thirty near-identical memories in `api` (a long queue) and one pair in `web`."""
+    ids = [
+        store.add(
+            f"Deploy the api with the release script, then check stage {n}", workspace="api"
+        ).id
+        for n in range(30)
+    ]
+    store.add("Run the tests with make test and pytest", workspace="web")
+    store.add("Run the tests with make test and pytest -x quickly", workspace="web")
+    return ids
+
+
+def test_a_page_of_the_queue_is_the_listing_cut_and_counted(tmp_path: Path) -> None:
+    with open_at(tmp_path / "m.db") as store:
+        ids = _long_queue(store)
+        conn = store.connection
+        every = dedupe.list_pairs(conn)
+        assert len(every) > 40  # each new memory is queued with several older ones
+        first = dedupe.queue_page(conn, limit=3)
+        assert (first.pairs, first.total) == (tuple(every[:3]), len(every))
+        later = dedupe.queue_page(conn, limit=20, offset=20)
+        assert later.pairs == tuple(every[20:40])
+        assert dedupe.queue_page(conn, limit=20, offset=10**30).pairs == ()
+        web = dedupe.queue_page(conn, "web", limit=20)
+        assert (web.pairs, web.total) == (tuple(dedupe.list_pairs(conn, "web")), 1)
+        for memory_id in (ids[0], ids[15], ids[-1]):
+            assert dedupe.pairs_of(conn, memory_id) == [
+                p for p in every if memory_id in (p.memory.id, p.other.id)
+            ]
+        assert dedupe.pairs_of(conn, 2**70) == []
+        with pytest.raises(InvalidInput):
+            dedupe.queue_page(conn, limit=-1)
+
+
+def test_a_page_of_the_queue_reads_only_its_own_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The queue is not capped, so a page that reads all of it costs (in time and in the
+    # web view's heap, issue 21's soak) in proportion to the whole queue.
+    with open_at(tmp_path / "m.db") as store:
+        ids = _long_queue(store)
+        built = _count_memories_built(monkeypatch)
+        dedupe.queue_page(store.connection, limit=2)
+        assert len(built) <= 4
+        built.clear()
+        mine = dedupe.pairs_of(store.connection, ids[-1])
+        assert len(built) <= 2 * len(mine) < 30
+
+
+def _count_memories_built(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    built: list[int] = []
+    real = rows.to_memory
+
+    def counting(row: Any) -> Memory:
+        memory = real(row)
+        built.append(memory.id)
+        return memory
+
+    monkeypatch.setattr(rows, "to_memory", counting)
+    return built

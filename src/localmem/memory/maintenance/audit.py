@@ -15,10 +15,19 @@ afterwards. Sections:
 - lesson health: a lesson is one line (symptom, real cause, fix), so lessons
   with several lines or over LESSON_MAX_CHARS characters are listed;
 - a histogram of trace similarity: each recent trace's best token overlap with
-  another memory of its workspace, the capture gate (`write.NOVELTY_THRESHOLD`)
-  marked; traces at or above it restate something already stored;
+  the other memories of its workspace when it was stored (what the capture gate,
+  `write.NOVELTY_THRESHOLD`, compares; recorded by `add`, decision 183), the gate
+  marked; traces at or above it restated something already stored. A trace
+  stored without that figure (before schema step 9, by a bulk restore) is
+  measured here, against the store as it is now;
 - rows that hold a credential (stored before masking existed): ids and kinds
   only, never the text; `localmem redact` masks them.
+
+Each section reads an index of its own (schema step 9, decision 184), so the
+report costs about the same at 1k and 100k memories. The workspace filter is
+written `+workspace = ?` where another index must lead (the unary plus keeps
+SQLite from choosing the workspace's), and the partial indexes are named with
+INDEXED BY: without ANALYZE the planner never picks them.
 """
 
 from __future__ import annotations
@@ -33,12 +42,12 @@ from localmem.memory.maintenance import dedupe
 from localmem.memory.maintenance.redact import Held, held
 from localmem.memory.model import CORE_TOKEN_CAP, GLOBAL, Memory
 from localmem.memory.readonly import open_readonly
-from localmem.memory.search import lookup, recall, tokens
+from localmem.memory.search import lookup, recall
 
 PROMOTE_SEEN = 3
 PROMOTE_RECALLED = 5
-LESSON_MAX_CHARS = 300
-TRACE_SAMPLE = 500  # the most recent traces measured (one index query each; decision 149)
+LESSON_MAX_CHARS = 300  # also in schema step 9's `memories_lesson_problems`: change both
+TRACE_SAMPLE = write.RECENT_TRACES  # the most recent traces in the histogram (decision 149)
 BUCKETS = 20
 LISTED = 20  # rows listed per section; the counts are always complete
 
@@ -103,13 +112,15 @@ def _item(memory: Memory, detail: str = "") -> Item:
 
 
 def _scope(workspace: str | None) -> tuple[str, tuple[str, ...]]:
-    return ("workspace = ?", (workspace,)) if workspace is not None else ("1 = 1", ())
+    """The workspace filter, written so that no index is chosen for it (module text)."""
+    return ("+workspace = ?", (workspace,)) if workspace is not None else ("1 = 1", ())
 
 
 def _select(
-    conn: sqlite3.Connection, where: str, args: tuple[object, ...], tail: str
+    conn: sqlite3.Connection, where: str, args: tuple[object, ...], tail: str, index: str = ""
 ) -> list[Memory]:
-    found = conn.execute(f"SELECT {rows.COLUMNS} FROM memories WHERE {where} {tail}", args)
+    using = f" INDEXED BY {index}" if index else ""
+    found = conn.execute(f"SELECT {rows.COLUMNS} FROM memories{using} WHERE {where} {tail}", args)
     return [rows.to_memory(row) for row in found]
 
 
@@ -117,23 +128,31 @@ def _count(conn: sqlite3.Connection, where: str, args: tuple[object, ...]) -> in
     return int(conn.execute(f"SELECT COUNT(*) FROM memories WHERE {where}", args).fetchone()[0])
 
 
+def _best_now(conn: sqlite3.Connection, ws_ids: dict[str, int], memory_id: int, ws: str) -> float:
+    """A trace's best overlap measured now (one with none stored): one index query."""
+    ws_id = ws_ids.get(ws)
+    if ws_id is None:
+        return 0.0
+    terms = str(conn.execute("SELECT terms FROM memories WHERE id = ?", (memory_id,)).fetchone()[0])
+    similar = write.similar_ids(conn, ws_id, terms.split(), memory_id)
+    return similar[0][0] if similar else 0.0
+
+
 def _histogram(
     conn: sqlite3.Connection, scope: str, args: tuple[str, ...], sample: int
 ) -> tuple[int, int, tuple[Bucket, ...]]:
     counts = [0] * BUCKETS
-    traces = _select(
-        conn, f"{scope} AND kind = 'trace'", args, f"ORDER BY created_at DESC LIMIT {int(sample)}"
-    )
-    ws_ids = {str(n): int(i) for i, n in conn.execute("SELECT id, name FROM workspaces")}
+    traces = conn.execute(
+        "SELECT id, workspace, best_overlap FROM memories INDEXED BY memories_traces "
+        f"WHERE kind = 'trace' AND {scope} ORDER BY created_at DESC LIMIT {int(sample)}",
+        args,
+    ).fetchall()
+    ws_ids: dict[str, int] = {}
+    if any(best is None for _, _, best in traces):
+        ws_ids = {str(n): int(i) for i, n in conn.execute("SELECT id, name FROM workspaces")}
     above = 0
-    for trace in traces:
-        ws_id = ws_ids.get(trace.workspace)
-        similar = (
-            write._similar(conn, ws_id, tokens.meaningful(trace.content), trace.id)
-            if ws_id is not None
-            else []
-        )
-        best = similar[0][0] if similar else 0.0
+    for memory_id, ws, stored in traces:
+        best = float(stored) if stored is not None else _best_now(conn, ws_ids, memory_id, ws)
         above += best >= write.NOVELTY_THRESHOLD
         counts[min(int(best * BUCKETS), BUCKETS - 1)] += 1
     gate_bucket = min(int(write.NOVELTY_THRESHOLD * BUCKETS), BUCKETS - 1)
@@ -192,8 +211,7 @@ def audit(
 ) -> AuditReport:
     """The report, read in one snapshot (works on any connection; never writes).
 
-    `trace_sample=0` leaves the trace histogram out (one index query per trace: the
-    costly section), for a summary that must stay fast at 100k memories."""
+    `trace_sample=0` leaves the trace histogram out."""
     scope, args = _scope(workspace)
     conn.execute("BEGIN")
     try:
@@ -209,8 +227,9 @@ def audit(
             _item(p.memory, f"near duplicate of {p.other.id} (overlap {p.overlap:.2f})")
             for p in pairs[:LISTED]
         )
+        # Found through the seen and recalled counts' indexes (few rows pass either).
         promote_where = (
-            f"{scope} AND kind IN ('note', 'trace', 'imported') AND superseded_by IS NULL "
+            f"{scope} AND +kind IN ('note', 'trace', 'imported') AND +superseded_by IS NULL "
             f"AND (seen_count >= {PROMOTE_SEEN} OR recalled_count >= {PROMOTE_RECALLED})"
         )
         promotion = tuple(
@@ -222,21 +241,33 @@ def audit(
                 f"ORDER BY seen_count + recalled_count DESC, id LIMIT {LISTED}",
             )
         )
-        never = f"{scope} AND recalled_count = 0"
+        never = f"recalled_count = 0 AND {scope}"
         never_by_kind = {
             str(k): int(n)
             for k, n in conn.execute(
-                f"SELECT kind, COUNT(*) FROM memories WHERE {never} GROUP BY kind ORDER BY kind",
+                "SELECT kind, COUNT(*) FROM memories INDEXED BY memories_never_recalled "
+                f"WHERE {never} GROUP BY kind ORDER BY kind",
                 args,
             )
         }
-        never_rows = tuple(
-            _item(m, f"created {m.created_at.date()}")
-            for m in _select(conn, never, args, f"ORDER BY created_at, id LIMIT {LISTED}")
-        )
+        # The oldest of each kind from its part of the index, then the oldest of those.
+        oldest = [
+            m
+            for kind in never_by_kind
+            for m in _select(
+                conn,
+                f"{never} AND kind = ?",
+                (*args, kind),
+                f"ORDER BY created_at, id LIMIT {LISTED}",
+                "memories_never_recalled",
+            )
+        ]
+        oldest.sort(key=lambda m: (m.created_at, m.id))
+        never_rows = tuple(_item(m, f"created {m.created_at.date()}") for m in oldest[:LISTED])
         superseded_rows = []
+        # `+id`: sorting the few superseded rows beats walking the table in id order.
         for memory in _select(
-            conn, f"{scope} AND superseded_by IS NOT NULL", args, f"ORDER BY id LIMIT {LISTED}"
+            conn, f"{scope} AND superseded_by IS NOT NULL", args, f"ORDER BY +id LIMIT {LISTED}"
         ):
             current = rows.live_correction(conn, memory)
             detail = f"superseded by {memory.superseded_by}"
@@ -249,10 +280,12 @@ def audit(
             # narrows, `_lesson_problem` decides (tens of thousands of lessons stay cheap).
             for m in _select(
                 conn,
-                f"{scope} AND kind = 'lesson' AND (instr(content, char(10)) > 0 "
-                f"OR instr(content, char(13)) > 0 OR length(content) > {LESSON_MAX_CHARS})",
+                f"kind = 'lesson' AND (length(content) > {int(LESSON_MAX_CHARS)} "
+                "OR instr(content, char(10)) > 0 OR instr(content, char(13)) > 0) "
+                f"AND {scope}",
                 args,
                 "ORDER BY id",
+                "memories_lesson_problems",
             )
             if (problem := _lesson_problem(m))
         ]

@@ -15,6 +15,7 @@ survives (with the second's text instead when asked) and takes:
   had none. A link that would make the survivor correct itself is dropped;
 - its queue pairs with third memories, re-pointed at the survivor.
 The index entries and entities of both rows are rebuilt for the survivor.
+What the merge changed is recorded, so it can be undone (`merge_undo`, decision 180).
 
 The queue is not capped (a cap would silently hide pairs nobody saw); it has a
 bulk action, `keep_both_all()`, and `gc` drops pairs whose rows are gone or
@@ -29,6 +30,7 @@ from datetime import datetime
 
 from localmem.errors import InvalidInput, NotFound
 from localmem.memory import rows, workspaces
+from localmem.memory.maintenance import merge_undo
 from localmem.memory.model import Kind, Memory
 from localmem.memory.schema import read_snapshot, utc_text, write_transaction
 from localmem.memory.search import index, tokens
@@ -55,24 +57,71 @@ class MergeResult:
     survivor: Memory
     merged: Memory  # the removed row, as it was
     relinked: tuple[int, ...]  # rows whose supersede link now points at the survivor
+    undo_id: int = 0  # the record `merge_undo.undo()` takes to put it back
+
+
+_QUEUED = (
+    "FROM near_duplicates AS q "
+    "JOIN memories AS m ON m.id = q.memory_id JOIN memories AS o ON o.id = q.other_id"
+)
+_QUEUE_ORDER = " ORDER BY q.overlap DESC, q.memory_id, q.other_id"
+MAX_OFFSET = 2**40  # past any real queue; keeps OFFSET inside SQLite's integer range
+
+
+@dataclass(frozen=True)
+class QueuePage:
+    pairs: tuple[Pair, ...]  # the page, highest overlap first
+    total: int  # every queued pair (of the workspace asked for)
+
+
+def _pairs(conn: sqlite3.Connection, where: str, args: tuple[object, ...]) -> list[Pair]:
+    found = conn.execute(
+        f"SELECT q.memory_id, q.other_id, q.overlap, q.created_at {_QUEUED}{where}", args
+    ).fetchall()
+    memories = rows.fetch_many(conn, [r[0] for r in found] + [r[1] for r in found])
+    return [Pair(memories[a], memories[b], float(ov), str(at)) for a, b, ov, at in found]
+
+
+def _scope(workspace: str | None) -> tuple[str, tuple[object, ...]]:
+    return (" WHERE m.workspace = ?", (workspace,)) if workspace is not None else ("", ())
 
 
 def list_pairs(conn: sqlite3.Connection, workspace: str | None = None) -> list[Pair]:
-    """Queued pairs whose two rows exist, highest overlap first (one workspace, or all)."""
+    """Every queued pair whose two rows exist, highest overlap first (one workspace, or
+    all): for the command line's `--list` and `--review`. A page that shows part of the
+    queue reads `queue_page()` or `pairs_of()`: the queue is not capped, and a page view
+    must not cost in proportion to it."""
+    where, args = _scope(workspace)
     with read_snapshot(conn):
-        sql = (
-            "SELECT q.memory_id, q.other_id, q.overlap, q.created_at FROM near_duplicates AS q "
-            "JOIN memories AS m ON m.id = q.memory_id JOIN memories AS o ON o.id = q.other_id"
+        return _pairs(conn, where + _QUEUE_ORDER, args)
+
+
+def queue_page(
+    conn: sqlite3.Connection, workspace: str | None = None, *, limit: int, offset: int = 0
+) -> QueuePage:
+    """`limit` queued pairs from `offset` in `list_pairs()` order, and how many are
+    queued in all, in one snapshot; only the page's rows are read."""
+    if limit < 0 or offset < 0:
+        raise InvalidInput("A page of the queue starts at 0 and holds 0 or more pairs.")
+    where, args = _scope(workspace)
+    with read_snapshot(conn):
+        total = int(conn.execute(f"SELECT COUNT(*) {_QUEUED}{where}", args).fetchone()[0])
+        pairs = _pairs(
+            conn,
+            f"{where}{_QUEUE_ORDER} LIMIT ? OFFSET ?",
+            (*args, limit, min(offset, MAX_OFFSET)),
         )
-        args: tuple[str, ...] = ()
-        if workspace is not None:
-            sql += " WHERE m.workspace = ?"
-            args = (workspace,)
-        found = conn.execute(
-            sql + " ORDER BY q.overlap DESC, q.memory_id, q.other_id", args
-        ).fetchall()
-        memories = rows.fetch_many(conn, [r[0] for r in found] + [r[1] for r in found])
-    return [Pair(memories[a], memories[b], float(ov), str(at)) for a, b, ov, at in found]
+    return QueuePage(tuple(pairs), total)
+
+
+def pairs_of(conn: sqlite3.Connection, memory_id: int) -> list[Pair]:
+    """The queued pairs `memory_id` is in, on either side, highest overlap first."""
+    if abs(memory_id) > 2**63 - 1:
+        return []  # past SQLite's integer range: never queued
+    with read_snapshot(conn):
+        return _pairs(
+            conn, f" WHERE q.memory_id = ? OR q.other_id = ?{_QUEUE_ORDER}", (memory_id, memory_id)
+        )
 
 
 def keep_both(conn: sqlite3.Connection, first: int, second: int) -> int:
@@ -154,6 +203,8 @@ def merge(
         kind = stronger_kind(keep.kind, drop.kind)
         keep_created, keep_recalled = _stored(conn, keep.id)
         drop_created, drop_recalled = _stored(conn, drop.id)
+        kept_row, merged_row = merge_undo.stored(conn, keep.id), merge_undo.stored(conn, drop.id)
+        assert kept_row is not None and merged_row is not None
 
         # Links first: the dropped row can only be deleted once nothing points at it.
         relinked = tuple(
@@ -194,20 +245,24 @@ def merge(
         conn.execute(
             "DELETE FROM near_duplicates WHERE memory_id = ? OR other_id = ?", (drop.id, drop.id)
         )
+        added: list[tuple[int, int]] = []
         for first, second, overlap, queued in pairs:
             first = keep.id if first == drop.id else first
             second = keep.id if second == drop.id else second
-            if first != second:
-                conn.execute(
+            if (
+                first != second
+                and conn.execute(
                     "INSERT OR IGNORE INTO near_duplicates(memory_id, other_id, overlap, "
                     "created_at) VALUES (?, ?, ?, ?)",
                     (first, second, overlap, queued),
-                )
+                ).rowcount
+            ):
+                added.append((first, second))
 
         conn.execute(
             "UPDATE memories SET content = ?, dup_hash = ?, terms = ?, kind = ?, keywords = ?, "
             "seen_count = ?, recalled_count = ?, last_recalled_at = ?, superseded_by = ?, "
-            "created_at = ?, updated_at = ? WHERE id = ?",
+            "created_at = ?, updated_at = ?, best_overlap = ? WHERE id = ?",
             (
                 content,
                 tokens.duplicate_hash(content),
@@ -220,11 +275,16 @@ def merge(
                 correction,
                 min(keep_created, drop_created),
                 when,
+                # The overlap its text had when it was stored (the audit's histogram).
+                merged_row["best_overlap"] if text_of_dropped else kept_row["best_overlap"],
                 keep.id,
             ),
         )
         if correction is not None and _chain_returns(conn, keep.id):
             conn.execute("UPDATE memories SET superseded_by = NULL WHERE id = ?", (keep.id,))
         conn.execute("DELETE FROM memories WHERE id = ?", (drop.id,))
+        undo_id = merge_undo.record(
+            conn, when, keep.id, drop.id, kept_row, merged_row, relinked, pairs, added
+        )
         survivor = rows.fetch(conn, keep.id)
-    return MergeResult(survivor, drop, relinked)
+    return MergeResult(survivor, drop, relinked, undo_id)

@@ -14,7 +14,8 @@ Masking a row is not enough to get the secret off the disk: SQLite leaves freed
 cells in place and FTS5 keeps a deleted term in its segments until they merge.
 So `redact` runs with `secure_delete` on (freed content is zeroed), merges the
 full-text index (`optimize`) and checkpoints the WAL: afterwards the bytes of
-the database file no longer hold the secret (a test reads them).
+the database file no longer hold the secret (a test reads them). The records
+kept to undo a merge (`merge_undo`) are masked by the same rules.
 
 Nor is it enough to get the secret out of the git mirror (SPEC 9), whose history
 holds every export ever committed: the report says how many of its commits still
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 
 from localmem import credentials
 from localmem.memory import rows, write
+from localmem.memory.maintenance import merge_undo
 from localmem.memory.schema import read_snapshot, utc_text, write_transaction
 from localmem.memory.search import index, tokens
 from localmem.memory.store import Store
@@ -85,11 +87,18 @@ def _scan(conn: sqlite3.Connection, workspace: str | None) -> Iterator[_Row]:
     """Each row (of `workspace`, or every one) holding credentials in any field.
 
     Only rows the current rules have not read are read (`checked_with`, decision 149):
-    every writer masks with them and records it, so the others are known clean."""
-    where = "WHERE checked_with IS NOT ?"
-    args: tuple[str, ...] = (credentials.rules_version(),)
+    every writer masks with them and records it, so the others are known clean. They
+    are found on the stamp's index, as three ranges around the current stamp (SQLite
+    reads `IS NOT ?` by scanning the table)."""
+    version = credentials.rules_version()
+    where = (
+        "WHERE id IN (SELECT id FROM memories WHERE checked_with IS NULL UNION ALL "
+        "SELECT id FROM memories WHERE checked_with < ? UNION ALL "
+        "SELECT id FROM memories WHERE checked_with > ?)"
+    )
+    args: tuple[str, ...] = (version, version)
     if workspace is not None:
-        where, args = where + " AND workspace = ?", (*args, workspace)
+        where, args = where + " AND +workspace = ?", (*args, workspace)
     for memory_id, content, ws, kind, keywords, source, session_id in conn.execute(
         "SELECT id, content, workspace, kind, keywords, source, session_id FROM memories "
         f"{where} ORDER BY id",
@@ -175,6 +184,8 @@ def _mask_all(conn: sqlite3.Connection, when: str, done: list[_Row]) -> None:
                 ),
             )
             done.append(row)
+        # What the records of merges hold, for an undo, is masked by the same rules.
+        merge_undo.mask_records(conn)
         # Every row unread by these rules was read just now: record it, so the next
         # `audit` or `redact` reads none of them again.
         version = credentials.rules_version()

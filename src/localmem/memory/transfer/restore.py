@@ -4,7 +4,9 @@ One write transaction for the whole restore: it is fully applied or not at all.
 Each incoming memory is matched by the write path's exact-duplicate rule
 (`tokens.duplicate_key` within the workspace). A new one is inserted with every
 column as exported and gets its index terms, entities and near-duplicate queue
-entries; a known one is merged idempotently (decision 64): the stronger kind,
+entries (and its best overlap, as `add` records it; a bulk restore past
+QUEUE_LIMIT measures only the recent traces the audit reads); a known one is
+merged idempotently (decision 64): the stronger kind,
 the union of keywords, the larger seen and recalled counts, the latest
 last-recalled and updated times, the earliest created time. Maxima rather than
 sums, so restoring the same file twice changes nothing.
@@ -85,10 +87,11 @@ def _find(store: Store, memory: Incoming) -> tuple[Any, ...] | None:
 def _insert(store: Store, memory: Incoming, ws_id: int) -> int:
     conn = store.connection
     cursor = conn.execute(
-        "INSERT INTO memories(content, dup_hash, workspace, kind, keywords, terms, source, "
+        "INSERT INTO memories(id, content, dup_hash, workspace, kind, keywords, terms, source, "
         "session_id, seen_count, recalled_count, last_recalled_at, created_at, updated_at, "
-        "checked_with) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "checked_with) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
+            rows.free_id(conn),
             memory.content,
             tokens.duplicate_hash(memory.content),
             memory.workspace,
@@ -206,7 +209,15 @@ def restore(store: Store, source: Source, progress: Progress | None = None) -> R
         if not queue_skipped:
             for new_id, ws_id, content in new_rows:
                 terms = tokens.meaningful(content)
-                for score, other in write._similar(conn, ws_id, terms, new_id):
+                similar = write._similar(conn, ws_id, terms, new_id)
+                # What it overlapped when it came in, as `add` records it: the rows
+                # restored after it are not counted.
+                before = [s for s, o in similar if not (o.id > new_id and o.id in new_ids)]
+                conn.execute(
+                    "UPDATE memories SET best_overlap = ? WHERE id = ?",
+                    (before[0] if before else 0.0, new_id),
+                )
+                for score, other in similar:
                     if score < write.NEAR_DUPLICATE_THRESHOLD:
                         break
                     if other.id > new_id and other.id in new_ids:
@@ -221,6 +232,8 @@ def restore(store: Store, source: Source, progress: Progress | None = None) -> R
                         "created_at) VALUES (?, ?, ?, ?)",
                         (new_id, other.id, round(score, 4), when),
                     ).rowcount
+        else:
+            write.backfill_overlaps(conn)  # only the recent traces the audit reads
     if added or merged or links:
         store.changed(f"restore {added} added {merged} merged")
     return RestoreReport(
