@@ -32,6 +32,10 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "tests@localmem.invalid")
     monkeypatch.setenv("GIT_COMMITTER_NAME", "localmem tests")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "tests@localmem.invalid")
+    # Who writes is asked of git once per folder and process: each test asks anew.
+    from localmem.memory import identity
+
+    monkeypatch.setattr(identity, "_authors", {})
     yield home
 
 

@@ -44,9 +44,31 @@ def facts_folder() -> str:
     return os.environ.get("LOCAL_MEMORY_DIR") or os.path.join(data_home(), "local-memory")
 
 
-def memory_db_file() -> str:
-    """The memory database: $LOCALMEM_DB, else $XDG_DATA_HOME/localmem/memory.db."""
+def memory_db_location() -> str:
+    """$LOCALMEM_DB as given, else $XDG_DATA_HOME/localmem/memory.db (for messages)."""
     return os.environ.get("LOCALMEM_DB") or os.path.join(data_home(), "localmem", "memory.db")
+
+
+def memory_db_file() -> str:
+    """The memory database file; a PostgreSQL URL in $LOCALMEM_DB is refused."""
+    location = memory_db_location()
+    refuse_url(location)
+    return location
+
+
+def refuse_url(path: str | os.PathLike[str]) -> None:
+    """Refuse a `postgresql://` location in one sentence: this build has only the
+    SQLite store, and a URL taken as a path would make a folder called `postgresql:`
+    and a local file the user believes is shared (decision 208)."""
+    text = os.fspath(path)
+    scheme, colon, rest = text.partition(":")
+    if colon and rest.startswith("/") and scheme.lower() in ("postgresql", "postgres"):
+        from localmem.errors import StoreUnavailable
+
+        raise StoreUnavailable(
+            "LOCALMEM_DB is a PostgreSQL URL, and this build of localmem stores memories "
+            "only in a SQLite file; unset LOCALMEM_DB or point it at a file path."
+        )
 
 
 def refuse_facts_folder(path: str | os.PathLike[str], consequence: str) -> None:

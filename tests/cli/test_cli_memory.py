@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import json
 import stat
 import subprocess
@@ -66,7 +67,7 @@ def test_add_then_search_in_detected_workspace(run) -> None:  # type: ignore[no-
     assert stat.S_IMODE(run.db.stat().st_mode) == 0o600
     assert stat.S_IMODE(run.db.parent.stat().st_mode) == 0o700
     code, out, _ = run("search", "invoices cron")
-    assert code == 0 and "[1] (billing, note)" in out
+    assert code == 0 and f"[1] (billing, note, by {getpass.getuser()})" in out
     code, out, _ = run("search", "invoices cron", "--json")
     payload = json.loads(out)
     assert set(payload) >= {"results", "core_memory", "message"}
@@ -300,7 +301,7 @@ def test_imported_is_written_only_by_import(run) -> None:  # type: ignore[no-unt
 def test_context_after_double_dash_is_the_query(run) -> None:  # type: ignore[no-untyped-def]
     run("add", "--", "--context is a flag of search")
     code, out, _ = run("search", "--", "--context")
-    assert code == 0 and out.startswith("1. [1] (billing, note)")
+    assert code == 0 and out.startswith("1. [1] (billing, note, by ")
 
 
 def test_add_masks_credentials_and_says_so(run) -> None:  # type: ignore[no-untyped-def]

@@ -265,8 +265,27 @@ def test_an_existing_user_database_is_left_byte_identical(
     assert not Path(str(user_db) + "-wal").exists()
 
 
+# What the semantic model's floats decide may move this much between processors
+# (decision 209): its C engine's last bits differ, and near-ties swap places.
+SEMANTIC_MARGIN = 0.03
+EXACT = ("memories", "answerable", "off_corpus", "ranking", "lexical_per_query")
+
+
+def _figures_close(measured: dict[str, Any], pinned: dict[str, Any], where: str) -> None:
+    assert measured.keys() == pinned.keys(), where
+    for key, value in measured.items():
+        if isinstance(value, dict):
+            _figures_close(value, pinned[key], f"{where}.{key}")
+        elif isinstance(value, float):
+            assert abs(value - pinned[key]) <= SEMANTIC_MARGIN, (where, key, value, pinned[key])
+        else:  # counts: of queries answered by a stage, found, silent
+            assert abs(value - pinned[key]) <= max(2, SEMANTIC_MARGIN * value), (where, key)
+
+
 def test_bundled_fixtures_match_the_pinned_baseline() -> None:
-    """Any change in either direction fails until the baseline is rewritten on purpose.
+    """A change of the lexical ranking, in either direction, fails until the baseline is
+    rewritten on purpose: every figure and every query's hits are pinned exactly. What
+    the semantic view takes part in is pinned within SEMANTIC_MARGIN.
 
     To accept a deliberate ranking change: `localmem eval --write-baseline`, then
     record the before/after table in docs/decisions.md.
@@ -277,11 +296,30 @@ def test_bundled_fixtures_match_the_pinned_baseline() -> None:
     for fixture in fixtures:
         measured = eval_report.pinned(evaluate.run(fixture))
         pinned = baseline[fixture.name]
-        assert {k: v for k, v in measured.items() if k != "per_query"} == {
-            k: v for k, v in pinned.items() if k != "per_query"
-        }, f"{fixture.name}: figures moved; rewrite with `localmem eval --write-baseline`"
-        assert measured["per_query"] == pinned["per_query"], (
-            f"{fixture.name}: a query's hits moved; rewrite with `localmem eval --write-baseline`"
+        hint = f"{fixture.name}: figures moved; rewrite with `localmem eval --write-baseline`"
+        for key in EXACT:
+            assert measured[key] == pinned[key], f"{hint} ({key})"
+        assert measured["compare"]["bm25"] == pinned["compare"]["bm25"], hint
+        lexical = measured["compare"].get("lexical")
+        if measured["ranking"] == "lexical":
+            assert {k: v for k, v in measured.items() if k not in EXACT} == {
+                k: v for k, v in pinned.items() if k not in EXACT
+            }, hint
+            continue
+        assert lexical == pinned["compare"]["lexical"], hint
+        moved = [
+            q
+            for q, hits in measured["per_query"].items()
+            if hits["rank"] != pinned["per_query"][q]["rank"]
+        ]
+        assert len(moved) <= max(2, SEMANTIC_MARGIN * len(measured["per_query"])), (
+            f"{hint}: {moved}"
+        )
+        rest = ("per_query", *EXACT)
+        _figures_close(
+            {k: v for k, v in measured.items() if k not in rest},
+            {k: v for k, v in pinned.items() if k not in rest},
+            fixture.name,
         )
 
 

@@ -8,8 +8,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from store_support import clock_fixture, store_fixture  # noqa: F401 (fixtures)
 
 from localmem.memory import identity
+from localmem.memory.store import Store
+from localmem.memory.transfer.export import export_text, parse_export
+from localmem.memory.transfer.restore import restore
 
 
 @pytest.mark.parametrize(
@@ -100,3 +104,32 @@ def test_the_author_is_git_user_email_else_the_login_name(
     monkeypatch.setenv("PATH", str(tmp_path / "no-git-here"))
     assert identity.author(str(repo)) == getpass.getuser()
     assert os.environ["PATH"].endswith("no-git-here")
+
+
+def test_a_memory_keeps_its_first_author_and_an_author_is_stored_clean(store: Store) -> None:
+    first = store.add("Run the linter before pushing", workspace="api", author="linh@acme.dev")
+    again = store.add("run the linter before pushing", workspace="api", author="marco@acme.dev")
+    assert again.status == "duplicate_merged" and again.id == first.id
+    assert store.get(first.id).author == "linh@acme.dev"  # a merge keeps who wrote it first
+    odd = store.add("Another note", workspace="api", author="  bot\x07\n@ci  ")
+    assert store.get(odd.id or 0).author == "bot@ci"
+    token = "ghp_" + "Zq81Lm0Xv3Rt6Yp2Kw9Nd4Hs7Bc5Fg1Jx0Ua"
+    leaked = store.add("A third note", workspace="api", author=token)
+    assert token[4:20] not in str(store.get(leaked.id or 0).author)
+    # Without an author, who writes from the current folder: here the login name.
+    plain = store.add("A note without an author given", workspace="api")
+    assert store.get(plain.id or 0).author == getpass.getuser()
+
+
+def test_an_export_without_authors_restores_and_teaches_a_row_its_author(store: Store) -> None:
+    store.add("Cache keys include the locale", workspace="web", author="linh@acme.dev")
+    text = export_text(store.connection)
+    assert '"author": "linh@acme.dev"' in text
+    store.connection.execute("UPDATE memories SET author = NULL")
+    bare = export_text(store.connection)
+    assert '"author"' not in bare  # a store from before authors exports as it did
+    report = restore(store, parse_export(text, "file"))
+    assert report.merged == 1
+    assert store.connection.execute("SELECT author FROM memories").fetchall() == [
+        ("linh@acme.dev",)
+    ]

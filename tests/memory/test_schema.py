@@ -233,7 +233,8 @@ def test_steps_8_and_9_upgrade_a_version_7_file(
     with localmem.open(path, create=False) as store:
         conn = store.connection
         assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.LATEST
-        assert [r[:-1] for r in conn.execute("SELECT * FROM memories ORDER BY id")] == before
+        width = len(before[0])  # later steps' columns come after
+        assert [r[:width] for r in conn.execute("SELECT * FROM memories ORDER BY id")] == before
         stored = dict(conn.execute("SELECT id, best_overlap FROM memories WHERE kind = 'trace'"))
         assert conn.execute("SELECT count(*) FROM merge_undo").fetchone() == (0,)
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
@@ -251,3 +252,49 @@ def test_steps_8_and_9_upgrade_a_version_7_file(
     report = audit_file(path)
     assert report.traces_measured == 5  # the one left unmeasured is measured by the audit
     assert sum(b.count for b in report.histogram) == 5
+
+
+def _clone(folder: Path, remote: str | None) -> Path:
+    """A repository as git leaves it (its config file holds the remote), without git."""
+    (folder / ".git").mkdir(parents=True)
+    config = "[core]\n\tbare = false\n"
+    if remote is not None:
+        config += (
+            f'[remote "origin"]\n\turl = {remote}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n'
+        )
+    (folder / ".git" / "config").write_text(config)
+    return folder
+
+
+def test_step_10_gives_registered_repositories_their_remote_and_keeps_their_names(
+    tmp_path: Path,
+) -> None:
+    first = _clone(tmp_path / "a" / "shop", "git@github.com:Acme/shop.git")
+    second = _clone(tmp_path / "b" / "shop", "https://github.com/acme/shop")  # the same
+    plain = _clone(tmp_path / "tools", None)
+    path = tmp_path / "v9.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    schema.migrate(conn, target=9)
+    with schema.write_transaction(conn):
+        for n, root in enumerate((first, second, plain, tmp_path / "gone")):
+            name = "shop-1a2b3c" if n == 1 else root.name
+            conn.execute(
+                "INSERT INTO workspaces(name, root, created_at) VALUES (?, ?, ?)",
+                (name, str(root), f"2026-11-0{n + 1}T09:00:00.000000Z"),
+            )
+    before = conn.execute("SELECT name, root FROM workspaces ORDER BY id").fetchall()
+    conn.close()
+
+    with localmem.open(path, create=False) as store:
+        conn = store.connection
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.LATEST
+        after = conn.execute("SELECT name, root, remote FROM workspaces ORDER BY id").fetchall()
+        # Names and roots as they were; the older clone holds the remote, the younger
+        # keeps its own workspace by its folder, and so does a folder without one.
+        assert [r[:2] for r in after] == before
+        assert [r[2] for r in after] == ["github.com/acme/shop", None, None, None]
+        assert store.resolve_workspace(None, second) == "shop-1a2b3c"
+        assert store.resolve_workspace(None, first / "src") == "shop"
+        added = store.add("a memory from before the upgrade's author", workspace="shop")
+        assert conn.execute("SELECT author FROM memories WHERE id = ?", (added.id,)).fetchone()[0]
+    assert (tmp_path / "v9.db.v9.bak").exists()

@@ -104,3 +104,62 @@ def test_repo_adopts_a_name_first_used_with_w(store: Store, tmp_path: Path) -> N
     store.add("Preloaded with -w tools", workspace="tools")
     repo = git_repo(tmp_path / "tools")
     assert store.resolve_workspace(None, repo, for_write=True) == "tools"
+
+
+def _with_remote(repo: Path, url: str) -> Path:
+    subprocess.run(["git", "-C", str(repo), "remote", "add", "origin", url], check=True)
+    return repo
+
+
+def test_two_clones_of_one_remote_meet_in_one_workspace(store: Store, tmp_path: Path) -> None:
+    mine = _with_remote(git_repo(tmp_path / "linh" / "shop"), "git@github.com:acme/shop.git")
+    theirs = _with_remote(
+        git_repo(tmp_path / "marco" / "shop-main"), "https://github.com/Acme/shop"
+    )
+    other = _with_remote(git_repo(tmp_path / "oss" / "shop"), "git@github.com:linh/shop.git")
+    assert store.resolve_workspace(None, mine / "src", for_write=True) == "shop"
+    # A teammate's clone, in another folder under another name, reads and writes there.
+    assert store.resolve_workspace(None, theirs) == "shop"
+    assert store.resolve_workspace(None, theirs, for_write=True) == "shop"
+    store.add("Deploys go through scripts/release.sh", workspace="shop")
+    assert store.search("how do deploys go", workspace=store.resolve_workspace(None, theirs)).hits
+    # A fork with the same folder name is another repository.
+    fork = store.resolve_workspace(None, other, for_write=True)
+    assert fork.startswith("shop-") and fork != "shop"
+    rows = store.connection.execute("SELECT name, remote FROM workspaces ORDER BY id").fetchall()
+    assert rows == [("shop", "github.com/acme/shop"), (fork, "github.com/linh/shop")]
+
+
+def test_one_folder_holding_another_remote_is_another_workspace(
+    store: Store, tmp_path: Path
+) -> None:
+    # Two machines' containers both clone into /workspace: on a team store one folder
+    # path is registered by two repositories.
+    folder = _with_remote(git_repo(tmp_path / "workspace"), "git@gitlab.com:acme/api.git")
+    assert store.resolve_workspace(None, folder, for_write=True) == "workspace"
+    subprocess.run(
+        ["git", "-C", str(folder), "remote", "set-url", "origin", "git@gitlab.com:acme/web.git"],
+        check=True,
+    )
+    second = store.resolve_workspace(None, folder, for_write=True)
+    assert second.startswith("workspace-")
+    assert store.resolve_workspace(None, folder) == second
+    assert store.connection.execute(
+        "SELECT name, root IS NOT NULL, remote FROM workspaces ORDER BY id"
+    ).fetchall() == [("workspace", 1, "gitlab.com/acme/api"), (second, 0, "gitlab.com/acme/web")]
+
+
+def test_a_folder_registered_before_it_had_a_remote_keeps_its_name(
+    store: Store, tmp_path: Path
+) -> None:
+    repo = git_repo(tmp_path / "tools")
+    assert store.resolve_workspace(None, repo, for_write=True) == "tools"
+    _with_remote(repo, "https://git.example.org/ops/tools.git")
+    assert store.resolve_workspace(None, repo, for_write=True) == "tools"
+    assert store.connection.execute("SELECT remote FROM workspaces").fetchall() == [
+        ("git.example.org/ops/tools",)
+    ]
+    clone = _with_remote(
+        git_repo(tmp_path / "elsewhere" / "ops-tools"), "git.example.org:ops/tools"
+    )
+    assert store.resolve_workspace(None, clone) == "tools"

@@ -101,10 +101,10 @@ def run(argv: list[str]) -> int | None:
     from localmem.memory import readonly, schema, workspaces
     from localmem.memory.search import lookup
 
-    path = paths.memory_db_file()
-    if not os.path.exists(path):
-        return 0
     try:
+        path = paths.memory_db_file()
+        if not os.path.exists(path):
+            return 0
         conn = readonly.open_for_recall(path)
     except StoreUnavailable as error:
         sys.stderr.write(f"localmem: {error}\n")

@@ -182,7 +182,7 @@ def _storage_fault(error: BaseException) -> None:
     from localmem import paths
     from localmem.memory import faults
 
-    fault = faults.describe(error, paths.memory_db_file())
+    fault = faults.describe(error, paths.memory_db_location())
     if fault is not None:
         click.echo(f"localmem: {fault}", err=True)
         sys.exit(fault.exit_code)

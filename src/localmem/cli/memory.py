@@ -47,6 +47,12 @@ def _when(memory: Memory) -> str:
     return rfc3339(memory.created_at)
 
 
+def _labels(memory: Memory) -> str:
+    """`workspace, kind`, and `by AUTHOR` when the memory records who wrote it."""
+    by = f", by {memory.author}" if memory.author else ""
+    return f"{memory.workspace}, {memory.kind}{by}"
+
+
 def memory_dict(memory: Memory) -> dict[str, Any]:
     """Every stored field of a memory (forget and promote show the whole row)."""
     from localmem.memory.payload import rfc3339
@@ -59,6 +65,7 @@ def memory_dict(memory: Memory) -> dict[str, Any]:
         "keywords": list(memory.keywords),
         "source": memory.source,
         "session_id": memory.session_id,
+        "author": memory.author,
         "seen_count": memory.seen_count,
         "recalled_count": memory.recalled_count,
         "last_recalled_at": rfc3339(memory.last_recalled_at) if memory.last_recalled_at else None,
@@ -71,7 +78,7 @@ def memory_dict(memory: Memory) -> dict[str, Any]:
 
 def describe(memory: Memory) -> str:
     """A memory as a short block of text for a person."""
-    lines = [f"memory {memory.id} ({memory.workspace}, {memory.kind}, {_when(memory)})"]
+    lines = [f"memory {memory.id} ({_labels(memory)}, {_when(memory)})"]
     lines.append(f"  {memory.content}")
     if memory.keywords:
         lines.append(f"  keywords: {', '.join(memory.keywords)}")
@@ -176,10 +183,7 @@ def recall_text(recall: Recall) -> str:
         marks = " [weak]" if hit.weak else ""
         if memory.superseded:
             marks += f" [superseded by {memory.superseded_by}]"
-        lines.append(
-            f"{rank}. [{memory.id}] ({memory.workspace}, {memory.kind}) "
-            f"score {hit.score:.3f}{marks}"
-        )
+        lines.append(f"{rank}. [{memory.id}] ({_labels(memory)}) score {hit.score:.3f}{marks}")
         lines.extend(f"   {line}" for line in memory.content.splitlines() or [""])
         for neighbor in hit.neighbors:
             other = neighbor.memory

@@ -16,7 +16,16 @@ from typing import Any
 
 from localmem.errors import InvalidInput
 from localmem.eval.fixture import bundled_path
-from localmem.eval.harness import ANSWERED_BY, CUTOFFS, HOOK_K, Progress, Report, Scores, run
+from localmem.eval.harness import (
+    ANSWERED_BY,
+    CUTOFFS,
+    HOOK_K,
+    Progress,
+    QueryResult,
+    Report,
+    Scores,
+    run,
+)
 
 BASELINE = "baseline.json"
 
@@ -36,15 +45,20 @@ def pinned(report: Report) -> dict[str, Any]:
         **report.scores.to_dict(),
         "answered_by": dict(report.answered_by),
         "compare": {name: scores.to_dict() for name, scores in report.compare.items()},
-        "per_query": {
-            q.id: {
-                "rank": q.rank,
-                "answered_by": q.answered_by,
-                "returned": list(q.returned),
-                "confident": list(q.confident),
-            }
-            for q in report.queries
-        },
+        "per_query": _per_query(report.queries),
+        "lexical_per_query": _per_query(report.lexical_queries),
+    }
+
+
+def _per_query(queries: Sequence[QueryResult]) -> dict[str, Any]:
+    return {
+        q.id: {
+            "rank": q.rank,
+            "answered_by": q.answered_by,
+            "returned": list(q.returned),
+            "confident": list(q.confident),
+        }
+        for q in queries
     }
 
 

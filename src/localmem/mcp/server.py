@@ -243,7 +243,7 @@ class LocalmemServer:
             # A full disk, a read-only place, a damaged file: the sentence, and serve on.
             from localmem.memory import faults
 
-            fault = faults.describe(error, paths.memory_db_file())
+            fault = faults.describe(error, paths.memory_db_location())
             if fault is not None:
                 return error_result(str(fault))
             log.exception("tool %s failed", name)

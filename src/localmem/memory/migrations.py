@@ -255,6 +255,24 @@ def _m9_audit(conn: sqlite3.Connection) -> None:
     write.backfill_overlaps(conn)  # the traces the histogram reads, measured once now
 
 
+def _m10_identity(conn: sqlite3.Connection) -> None:
+    # The team store (issue 22, decision 206): a repository with a
+    # remote is known by its normalized remote URL, so teammates' clones in different
+    # folders meet in one workspace; each memory records who wrote it. Rows written
+    # before this step have no author (NULL: not known, never guessed).
+    _run_script(
+        conn,
+        """
+        ALTER TABLE workspaces ADD COLUMN remote TEXT;
+        CREATE UNIQUE INDEX workspaces_remote ON workspaces(remote) WHERE remote IS NOT NULL;
+        ALTER TABLE memories ADD COLUMN author TEXT;
+        """,
+    )
+    from localmem.memory import workspaces
+
+    workspaces.backfill_remotes(conn)
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], None]], ...] = (
     (1, "initial schema", _m1_initial),
     (2, "recall tracking columns", _m2_tracking),
@@ -265,5 +283,6 @@ MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], None]], ...] = 
     (7, "credential rules version per row", _m7_checked_with),
     (8, "merge undo records", _m8_merge_undo),
     (9, "best overlap per memory, indexes for the audit", _m9_audit),
+    (10, "workspaces by remote, the author of each memory", _m10_identity),
 )
 LATEST = MIGRATIONS[-1][0]

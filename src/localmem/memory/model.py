@@ -37,6 +37,9 @@ class Memory:
     superseded_by: int | None
     created_at: datetime
     updated_at: datetime
+    # Who wrote it: git `user.email` where it was written, else the login name; None
+    # for a memory stored before authors were recorded (schema step 10).
+    author: str | None = None
 
     @property
     def superseded(self) -> bool:

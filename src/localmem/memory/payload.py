@@ -42,6 +42,7 @@ def memory_payload(memory: Memory) -> dict[str, Any]:
         "workspace": memory.workspace,
         "kind": memory.kind,
         "source": memory.source,
+        "author": memory.author,
         "created_at": rfc3339(memory.created_at),
         "superseded": memory.superseded,
         "superseded_by": memory.superseded_by,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import sqlite3
 
+from localmem import paths
 from localmem.errors import StoreUnavailable
 from localmem.memory import schema
 
@@ -107,6 +108,7 @@ def open_readonly(path: StrPath, *, older: str = UPGRADE_BY_STATS) -> sqlite3.Co
 
 def open_for_recall(path: StrPath) -> sqlite3.Connection:
     """The connection a recall reads through (see the module text); never creates."""
+    paths.refuse_url(path)
     if tracking_enabled():
         try:
             return schema.connect(path, create=False)

@@ -53,6 +53,7 @@ def to_memory(row: tuple[Any, ...]) -> Memory:
         superseded_by=int(row[10]) if row[10] is not None else None,
         created_at=parse_time(row[11]),
         updated_at=parse_time(row[12]),
+        author=row[13],
     )
 
 

@@ -89,6 +89,9 @@ def _create_database(path: StrPath) -> None:
 
 def connect(path: StrPath, *, create: bool) -> sqlite3.Connection:
     """Open the database at `path`, creating it only when `create`, migrated to LATEST."""
+    from localmem import paths
+
+    paths.refuse_url(path)
     if not os.path.exists(path):
         if not create:
             raise missing_database(path)

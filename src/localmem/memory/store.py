@@ -14,6 +14,7 @@ surfaces never touch SQL.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from localmem import paths
 from localmem.memory import browse as browsing
-from localmem.memory import manage, rows, schema, workspaces, write
+from localmem.memory import identity, manage, rows, schema, workspaces, write
 from localmem.memory.model import (
     AddResult,
     ForgetResult,
@@ -43,6 +44,13 @@ Clock = Callable[[], datetime]
 # a few words on the change. `localmem.open()` passes the git mirror's hook here, so
 # the store itself knows nothing of the mirror.
 AfterWrite = Callable[[sqlite3.Connection, Path, str], None]
+
+
+def _here() -> str:
+    try:
+        return os.getcwd()
+    except OSError:  # the folder was deleted under the process
+        return os.path.expanduser("~")
 
 
 def _utc_now() -> datetime:
@@ -95,9 +103,11 @@ class Store:
         supersedes: Iterable[int] = (),
         if_novel: bool = False,
         created: datetime | None = None,
+        author: str | None = None,
     ) -> AddResult:
         """Remember `content` (section 5, "Writing"); `created` keeps an imported
-        memory's own creation time."""
+        memory's own creation time. `author` defaults to who writes from the current
+        folder (git `user.email`, else the login name: `identity.author`)."""
         result = write.add(
             self._conn,
             self.now(),
@@ -110,6 +120,7 @@ class Store:
             supersedes=supersedes,
             if_novel=if_novel,
             created=created,
+            author=author if author is not None else identity.author(_here()),
         )
         if result.status != "skipped":
             self.changed(f"add {result.id}")

@@ -6,12 +6,16 @@ costs more than a whole search), else the current folder, else `global` when
 the current folder is the home folder or the file-system root. `-w NAME`
 overrides everywhere.
 
-The shown name is the root's folder name. The `workspaces` table maps each root
-to its name the first time something is written there; a second root whose
-folder name is already taken, or is a reserved name (`global`, `all`), gets the
-folder name plus a short hash of its path (`api-3f2a1c`), so two repositories
-called `api` never share memories and a repository called `global` never reads
-the shared tier as its own.
+A repository with a remote is identified by its normalized remote URL
+(`identity.remote_of`), so teammates' clones in different folders, or on
+different machines sharing a team store, meet in one workspace (decision 206).
+
+The shown name is the root's folder name. The `workspaces` table maps each
+repository (its remote, else its root) to its name the first time something is
+written there; a second repository whose folder name is already taken, or is a
+reserved name (`global`, `all`), gets the folder name plus a short hash of its
+remote or path (`api-3f2a1c`), so two repositories called `api` never share
+memories and a repository called `global` never reads the shared tier as its own.
 """
 
 from __future__ import annotations
@@ -81,24 +85,37 @@ def _hashed(folder_name: str, root: str) -> str:
     return f"{folder_name}-{digest}"
 
 
-def name_for_root(conn: sqlite3.Connection | None, root: str) -> tuple[str, bool]:
-    """The name of `root` and whether it is already registered (read-only)."""
-    key = root
+def name_for_root(
+    conn: sqlite3.Connection | None, root: str, remote: str | None = None
+) -> tuple[str, bool]:
+    """The name of the repository at `root` (with normalized `remote`, if it has one)
+    and whether it is already registered (read-only).
+
+    A remote is the repository's identity (decision 206). The folder's own row comes
+    first when its remote is unknown or the same, so a clone registered before
+    remotes were recorded keeps its workspace; a row of the same folder with another
+    remote is another repository (a second machine's `/workspace` on a team store).
+    Then a registered remote names it, wherever the clone lives.
+    """
     folder = os.path.basename(root) or "root"
     if conn is not None:
-        row = conn.execute("SELECT name FROM workspaces WHERE root = ?", (key,)).fetchone()
-        if row is not None:
+        row = conn.execute("SELECT name, remote FROM workspaces WHERE root = ?", (root,)).fetchone()
+        if row is not None and (row[1] is None or remote is None or row[1] == remote):
             return str(row[0]), True
+        if remote is not None:
+            row = conn.execute("SELECT name FROM workspaces WHERE remote = ?", (remote,)).fetchone()
+            if row is not None:
+                return str(row[0]), True
     candidate = folder
     if candidate in RESERVED or len(candidate) > MAX_NAME_CHARS:
-        return _hashed(folder[:80], root), False
+        return _hashed(folder[:80], remote or root), False
     if conn is not None:
         taken = conn.execute(
-            "SELECT 1 FROM workspaces WHERE name = ? AND root IS NOT NULL AND root != ?",
-            (candidate, key),
+            "SELECT 1 FROM workspaces WHERE name = ? AND (root IS NOT NULL OR remote IS NOT NULL)",
+            (candidate,),
         ).fetchone()
         if taken is not None:
-            return _hashed(folder[:80], root), False
+            return _hashed(folder[:80], remote or root), False
     return candidate, False
 
 
@@ -111,42 +128,102 @@ def resolve_workspace(
 ) -> str:
     """The workspace a surface works in: `name` if given, else detected from `cwd`.
 
-    Pass the store's connection (`store.connection`) so a root registered under a
-    disambiguated name resolves to it; without one the folder name is assumed.
-    With `for_write` and a connection, a root seen for the first time is
-    registered (one short write transaction) so its name is settled for good.
+    Pass the store's connection (`store.connection`) so a repository registered
+    under a disambiguated name, or by its remote from another clone, resolves to
+    it; without one the folder name is assumed. With `for_write` and a
+    connection, a repository seen for the first time is registered (one short
+    write transaction) so its name is settled for good.
     """
     if name is not None:
         return check_name(name, for_write=for_write)
     root = detect_root(cwd)
     if root is None:
         return GLOBAL
+    from localmem.memory import identity
+
+    remote = identity.remote_of(root)
     # Undecodable bytes in the path arrive as lone surrogates, which SQLite cannot
     # store; written as escapes they are a stable, readable key and name instead.
-    root = root.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    resolved, registered = name_for_root(connection, root)
-    if for_write and connection is not None and not registered:
+    root = _storable(root)
+    remote = _storable(remote) if remote is not None else None
+    resolved, registered = name_for_root(connection, root, remote)
+    if (
+        for_write
+        and connection is not None
+        and (not registered or _remote_unrecorded(connection, resolved, remote))
+    ):
         from localmem.memory.schema import utc_text_now, write_transaction
 
         with write_transaction(connection):
-            resolved = register_root(connection, root, utc_text_now())
+            resolved = register_root(connection, root, utc_text_now(), remote)
     return resolved
 
 
-def register_root(conn: sqlite3.Connection, root: str, when: str) -> str:
-    """Record `root` under its name (inside the caller's write transaction)."""
-    name, registered = name_for_root(conn, root)
-    if not registered:
-        existing = conn.execute("SELECT root FROM workspaces WHERE name = ?", (name,)).fetchone()
-        if existing is None:
-            conn.execute(
-                "INSERT INTO workspaces(name, root, created_at) VALUES (?, ?, ?)",
-                (name, root, when),
-            )
-        else:
-            # The name was first used with -w (no root): this repository adopts it.
-            conn.execute("UPDATE workspaces SET root = ? WHERE name = ?", (root, name))
+def _storable(text: str) -> str:
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _remote_unrecorded(conn: sqlite3.Connection, name: str, remote: str | None) -> bool:
+    """Whether workspace `name` was registered by its folder before its repository had
+    a remote (or before schema step 10 could read it), and no other workspace holds it."""
+    if remote is None:
+        return False
+    row = conn.execute("SELECT remote FROM workspaces WHERE name = ?", (name,)).fetchone()
+    if row is None or row[0] is not None:
+        return False
+    other = conn.execute("SELECT 1 FROM workspaces WHERE remote = ?", (remote,)).fetchone()
+    return other is None
+
+
+def register_root(conn: sqlite3.Connection, root: str, when: str, remote: str | None = None) -> str:
+    """Record the repository at `root` (known by `remote`, if it has one) under its
+    name, inside the caller's write transaction; returns the name."""
+    name, registered = name_for_root(conn, root, remote)
+    if registered:
+        if _remote_unrecorded(conn, name, remote):
+            conn.execute("UPDATE workspaces SET remote = ? WHERE name = ?", (remote, name))
+        return name
+    # A folder is one row's root: a clone of a new remote in a folder another
+    # repository registered (another machine's path) is known by its remote alone.
+    root_taken = conn.execute("SELECT 1 FROM workspaces WHERE root = ?", (root,)).fetchone()
+    kept_root = None if root_taken is not None else root
+    existing = conn.execute(
+        "SELECT root, remote FROM workspaces WHERE name = ?", (name,)
+    ).fetchone()
+    if existing is None:
+        conn.execute(
+            "INSERT INTO workspaces(name, root, remote, created_at) VALUES (?, ?, ?, ?)",
+            (name, kept_root, remote, when),
+        )
+    else:
+        # The name was first used with -w (no root, no remote): this repository adopts it.
+        conn.execute(
+            "UPDATE workspaces SET root = ?, remote = ? WHERE name = ?", (kept_root, remote, name)
+        )
     return name
+
+
+def backfill_remotes(conn: sqlite3.Connection) -> int:
+    """Give each registered repository its remote, read from the folder it was
+    registered from (schema step 10). Names stay as they were; when two registered
+    clones share a remote, the older keeps it and the younger stays known by its
+    folder. Returns how many were given one."""
+    from localmem.memory import identity
+
+    given = 0
+    found = conn.execute(
+        "SELECT id, root FROM workspaces WHERE root IS NOT NULL AND remote IS NULL ORDER BY id"
+    ).fetchall()
+    for ws_id, root in found:
+        remote = identity.remote_of(str(root))
+        if remote is None:
+            continue
+        remote = _storable(remote)
+        if conn.execute("SELECT 1 FROM workspaces WHERE remote = ?", (remote,)).fetchone():
+            continue
+        conn.execute("UPDATE workspaces SET remote = ? WHERE id = ?", (remote, ws_id))
+        given += 1
+    return given
 
 
 def workspace_id(conn: sqlite3.Connection, name: str, when: str) -> int:

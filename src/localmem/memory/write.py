@@ -258,10 +258,12 @@ def add(
     supersedes: Iterable[int] = (),
     if_novel: bool = False,
     created: datetime | None = None,
+    author: str | None = None,
 ) -> AddResult:
     """Store `content` (or merge it into its exact duplicate). `created` is the time a
     memory brought in from elsewhere was first written there (`import --from`): a new
-    row keeps it (never later than `now`); a merged row keeps its own, as always."""
+    row keeps it (never later than `now`); a merged row keeps its own, as always.
+    `author` is who writes (`identity.author`); a merged row keeps its first author."""
     text = check_content(content)
     checked_kind = check_kind(kind)
     ws = workspaces.check_name(workspace, for_write=True)
@@ -271,6 +273,7 @@ def add(
     text, redacted = clean.content, clean.kinds
     words = normalize_keywords(clean.keywords)
     src, session = clean.source, clean.session_id
+    writer = clean_author(author)
     old_ids = _check_ids([supersedes] if isinstance(supersedes, int) else supersedes)
     when = utc_text(now)
     created_at = utc_text(min(created, now)) if created is not None else when
@@ -332,8 +335,8 @@ def add(
 
         cursor = conn.execute(
             "INSERT INTO memories(id, content, dup_hash, workspace, kind, keywords, terms, "
-            "source, session_id, seen_count, created_at, updated_at, checked_with, best_overlap) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)",
+            "source, session_id, seen_count, created_at, updated_at, checked_with, best_overlap, "
+            "author) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)",
             (
                 rows.free_id(conn),
                 text,
@@ -348,6 +351,7 @@ def add(
                 when,
                 _rules_version(),  # `redact` above masked every field
                 similar[0][0] if similar else 0.0,
+                writer,
             ),
         )
         new_id = int(cursor.lastrowid or 0)
@@ -392,6 +396,19 @@ def backfill_overlaps(conn: sqlite3.Connection, limit: int | None = None) -> int
             (near[0][0] if near else 0.0, memory_id),
         )
     return len(found)
+
+
+def clean_author(author: str | None) -> str | None:
+    """`author` as stored: printable, at most MAX_FIELD_CHARS, never a credential (an
+    email-shaped name is no secret, but git's user.email is whatever a user typed)."""
+    if author is None:
+        return None
+    text = "".join(ch for ch in str(author) if ch.isprintable()).strip()[:MAX_FIELD_CHARS]
+    if not text or not _storable(text):
+        return None
+    from localmem import credentials
+
+    return credentials.mask(text).text
 
 
 def _rules_version() -> str:

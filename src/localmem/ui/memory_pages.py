@@ -243,6 +243,7 @@ def memory_page(view: View, request: Request) -> Response:
         _field("keywords", ", ".join(memory.keywords) or "none"),
         _field("source", memory.source or "none"),
         _field("session", memory.session_id or "none"),
+        _field("author", memory.author or "not recorded"),
         _field("seen", number(memory.seen_count)),
         _field(
             "recalled",

@@ -65,6 +65,7 @@ def hit_block(rank: int, hit: Hit) -> Html:
             h("span", {"class": "rank"}, f"{rank}."),
             memory_link(memory),
             f" · {memory.workspace}",
+            f" · by {memory.author}" if memory.author else None,
             score,
             " ",
             marks,

@@ -37,7 +37,8 @@ def test_export_restore_export_is_byte_identical(tmp_path: Path) -> None:
     document = json.loads(first)
     assert document["format"] == transfer.FORMAT and document["format_version"] == 1
     assert document["count"] == len(document["memories"]) == 8
-    assert all(set(r) == set(transfer.RECORD_KEYS) for r in document["memories"])
+    # Every record has every key; `author` too, as each of these memories records one.
+    assert all(set(r) == {*transfer.RECORD_KEYS, "author"} for r in document["memories"])
     assert "id" not in document["memories"][0]  # row ids are local to one database
 
 

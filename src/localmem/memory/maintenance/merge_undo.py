@@ -57,6 +57,7 @@ FIELDS = (
     "updated_at",
     "checked_with",
     "best_overlap",
+    "author",
 )
 # A change to the survivor in one of these refuses the undo, named as here. Recall
 # counts are not a change: they are carried over to the survivor.
@@ -234,7 +235,8 @@ def _keywords(row: Row) -> tuple[str, ...]:
 
 def _restore_merged(conn: sqlite3.Connection, drop_id: int, merged: Row, ws_id: int) -> None:
     names = ["id", *FIELDS, "dup_hash", "terms"]
-    values = [drop_id, *(merged[name] for name in FIELDS)]
+    # .get: a merge recorded before schema step 10 has no author in its snapshot.
+    values = [drop_id, *(merged.get(name) for name in FIELDS)]
     values += [
         tokens.duplicate_hash(merged["content"]),
         " ".join(tokens.meaningful(merged["content"])),

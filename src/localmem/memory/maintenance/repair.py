@@ -41,6 +41,7 @@ COLUMNS = (
     "updated_at",
     "recalled_count",
     "last_recalled_at",
+    "author",
 )
 REQUIRED = ("content", "workspace", "kind", "created_at")
 KINDS = ("note", "lesson", "trace", "core", "imported")

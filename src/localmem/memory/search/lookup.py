@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 COLUMNS = (
     "id, content, workspace, kind, keywords, source, session_id, seen_count, "
-    "recalled_count, last_recalled_at, superseded_by, created_at, updated_at"
+    "recalled_count, last_recalled_at, superseded_by, created_at, updated_at, author"
 )
 ID, CONTENT, WORKSPACE, KIND, SUPERSEDED_BY = 0, 1, 2, 3, 10
 

@@ -6,7 +6,9 @@ sorted, records ordered by workspace, created time and key, and no export time:
 the same store always gives the same bytes. A record carries every column a
 user owns: content, workspace, kind, keywords, source, session_id, seen_count,
 recalled_count, last_recalled_at, created_at, updated_at (stored text, to the
-microsecond), plus `key` and `superseded_by`. Row ids are not exported (they are
+microsecond), plus `key` and `superseded_by`, and `author` when it is known (left
+out for a memory stored before authors were recorded, so such a store exports the
+same bytes as before; decision 207). Row ids are not exported (they are
 local to one database); `key` is a hash of the workspace and the exact content,
 and `superseded_by` names the correction's key. The derived data (index terms,
 entities, the near-duplicate queue) is rebuilt by `restore`, not carried.
@@ -87,6 +89,7 @@ class Incoming:
     created_at: str
     updated_at: str
     superseded_by: str | None  # the correction's key
+    author: str | None = None
 
 
 @dataclass(frozen=True)
@@ -104,14 +107,14 @@ class Source:
 _SELECT = (
     "SELECT m.id, m.content, m.workspace, m.kind, m.keywords, m.source, m.session_id, "
     "m.seen_count, m.recalled_count, m.last_recalled_at, m.superseded_by, m.created_at, "
-    "m.updated_at, s.workspace, s.content FROM memories AS m "
+    "m.updated_at, s.workspace, s.content, m.author FROM memories AS m "
     # The correction's own row names it by key, wherever it lives (global corrects any).
     "LEFT JOIN memories AS s ON s.id = m.superseded_by"
 )
 
 
 def _record(r: tuple[Any, ...]) -> dict[str, Any]:
-    return {
+    record = {
         "content": r[1],
         "created_at": r[11],
         "key": memory_key(str(r[2]), str(r[1])),
@@ -126,6 +129,9 @@ def _record(r: tuple[Any, ...]) -> dict[str, Any]:
         "updated_at": r[12],
         "workspace": r[2],
     }
+    if r[15] is not None:
+        record = {"author": r[15], **record}  # keys stay sorted
+    return record
 
 
 def _sorted_records(conn: sqlite3.Connection, workspace: str | None) -> Iterator[dict[str, Any]]:
@@ -264,6 +270,7 @@ def _common(raw: dict[str, Any], where: str, keywords: object) -> dict[str, Any]
         ),
         "created_at": _time(raw.get("created_at"), where, "created_at"),
         "updated_at": _time(raw.get("updated_at", raw.get("created_at")), where, "updated_at"),
+        "author": _text(raw.get("author"), where, "author"),
     }
 
 

@@ -60,6 +60,9 @@ class RestoreReport:
 def _masked(memory: Incoming) -> tuple[Incoming, tuple[str, ...]]:
     """`memory` as the write path would store it (`write.redact`), with what was masked."""
     clean = write.redact(memory.content, memory.keywords, memory.source, memory.session_id)
+    author = write.clean_author(memory.author)
+    if author != memory.author:
+        memory = replace(memory, author=author)
     if not clean.kinds:
         return memory, ()
     masked = replace(
@@ -89,7 +92,7 @@ def _insert(store: Store, memory: Incoming, ws_id: int) -> int:
     cursor = conn.execute(
         "INSERT INTO memories(id, content, dup_hash, workspace, kind, keywords, terms, source, "
         "session_id, seen_count, recalled_count, last_recalled_at, created_at, updated_at, "
-        "checked_with) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "checked_with, author) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             rows.free_id(conn),
             memory.content,
@@ -106,6 +109,7 @@ def _insert(store: Store, memory: Incoming, ws_id: int) -> int:
             memory.created_at,
             memory.updated_at,
             credentials.rules_version(),  # `_masked` masked every field
+            memory.author,
         ),
     )
     new_id = int(cursor.lastrowid or 0)
@@ -128,9 +132,18 @@ def _merge(store: Store, memory: Incoming, found: tuple[Any, ...], ws_id: int) -
         min(str(created), memory.created_at),
         max(str(updated), memory.updated_at),
     )
-    if new == (kind, keywords, seen, recalled, last, created, updated):
-        return False
     conn = store.connection
+    # A row stored before authors were recorded learns its author from the file.
+    authored = (
+        memory.author is not None
+        and conn.execute(
+            "UPDATE memories SET author = ? WHERE id = ? AND author IS NULL",
+            (memory.author, memory_id),
+        ).rowcount
+        > 0
+    )
+    if new == (kind, keywords, seen, recalled, last, created, updated):
+        return authored
     if words != old_words:
         index.remove_terms(conn, int(memory_id), str(content), old_words, ws_id)
         index.add_terms(conn, int(memory_id), str(content), words, ws_id)
