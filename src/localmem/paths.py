@@ -56,7 +56,7 @@ def memory_db_file() -> str:
     return location
 
 
-def refuse_url(path: str | os.PathLike[str]) -> None:
+def refuse_url(path: str | os.PathLike[str], setting: str = "LOCALMEM_DB") -> None:
     """Refuse a `postgresql://` location in one sentence: this build has only the
     SQLite store, and a URL taken as a path would make a folder called `postgresql:`
     and a local file the user believes is shared (decision 208)."""
@@ -66,8 +66,8 @@ def refuse_url(path: str | os.PathLike[str]) -> None:
         from localmem.errors import StoreUnavailable
 
         raise StoreUnavailable(
-            "LOCALMEM_DB is a PostgreSQL URL, and this build of localmem stores memories "
-            "only in a SQLite file; unset LOCALMEM_DB or point it at a file path."
+            f"{setting} is a PostgreSQL URL, and this build of localmem stores memories "
+            f"only in a SQLite file; give {setting} a file path instead."
         )
 
 

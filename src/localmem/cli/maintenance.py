@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -292,12 +293,12 @@ def _review(store: Any, workspace: str | None) -> None:
 # ---- export / restore ---------------------------------------------------------------
 
 
-def _progress() -> Callable[[int, int], None] | None:
+def _progress(doing: str = "restoring") -> Callable[[int, int], None] | None:
     if not sys.stderr.isatty():
         return None
 
     def show(done: int, total: int) -> None:
-        click.echo(f"\rrestoring {done}/{total}", nl=done == total, err=True)
+        click.echo(f"\r{doing} {done}/{total}", nl=done == total, err=True)
 
     return show
 
@@ -336,6 +337,30 @@ def run_restore(path: str, as_json: bool) -> None:
         )
     elif report.queued:
         click.echo(f"near-duplicate queue: {report.queued} pair(s) to review (`localmem dedupe`)")
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
+def run_migrate(target: str, as_json: bool) -> None:
+    from localmem.memory.transfer.migrate import migrate
+
+    source = paths.memory_db()
+    report = migrate(source, Path(target), progress=_progress("copying"))
+    if as_json:
+        from localmem.memory.payload import redacted_payload
+
+        payload = {"from": str(source), "to": target, **dataclasses.asdict(report)}
+        payload["warnings"] = list(report.warnings)
+        del payload["redacted"], payload["source"]
+        if report.redacted:  # rules newer than the source's masked more on the way
+            payload["redacted"] = redacted_payload(report.redacted)
+        _echo_json(payload)
+        return
+    click.echo(
+        f"copied {report.total} memories from {source} to {target}: {report.added} added, "
+        f"{report.merged} merged, {report.unchanged} already there; {source} is unchanged"
+    )
+    click.echo(f"to use the copy: export LOCALMEM_DB={shlex.quote(target)}")
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
 

@@ -188,4 +188,23 @@ def mirror_sync(as_json: bool) -> None:
     run_mirror_sync(as_json)
 
 
-COMMANDS = (audit, redact, gc, dedupe, embed, export, restore, mirror, doctor)
+@click.command()
+@click.option(
+    "--to",
+    "target",
+    required=True,
+    metavar="PATH",
+    help="Where the copy goes: a new database file, or a store to merge into.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def migrate(target: str, as_json: bool) -> None:
+    """Copy every memory of this store to another location; this store is left as it is.
+
+    Then point LOCALMEM_DB at the copy to use it. Safe to run twice.
+    """
+    from localmem.cli.maintenance import run_migrate
+
+    run_migrate(target, as_json)
+
+
+COMMANDS = (audit, redact, gc, dedupe, embed, export, restore, migrate, mirror, doctor)

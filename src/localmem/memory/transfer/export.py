@@ -449,6 +449,15 @@ def parse_export(text: str, where: str) -> Source:
     return Source("export", tuple(memories))
 
 
+def store_source(conn: sqlite3.Connection, where: str) -> Source:
+    """Every memory of an open store, validated as a restore source is (`migrate`): what
+    `export` would write, without the JSON in between."""
+    found = records(conn)
+    memories = [_ours(raw, f"{where}, memory {n},") for n, raw in enumerate(found, 1)]
+    _check_links(memories, where)
+    return Source("store", tuple(memories))
+
+
 def mirror_lines(folder: Path) -> Iterator[tuple[str, str]]:
     """(place, line) for every record line of a mirror folder's workspace files."""
     files = sorted(folder.glob("*.jsonl"))
