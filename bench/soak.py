@@ -1,6 +1,6 @@
 """A soak: every long-lived part of localmem at work for N minutes (issue 21, item 6).
 
-    .venv/bin/python bench/soak.py --minutes 30 [--sample 30]
+    .venv/bin/python bench/soak.py --minutes 30 [--sample 30] [--prefill N]
 
 On a throwaway store (a scratch HOME, `LOCALMEM_DB`, `LOCAL_MEMORY_DIR`), at once:
 - `localmem serve` over stdio, driven by a client adding a memory and recalling
@@ -22,6 +22,11 @@ the end it stops them, and reports:
 - writes acknowledged against writes found: every id `memory_add` answered, and
   every capture-hook trace (by its unique text), looked up in an export of the
   store at the end (target: 0 lost).
+With `--prefill N` the store starts with N memories of the bench corpus and their
+vectors, as a store in use does: SQLite's page cache and the stemmer's cache are
+then full, and what still grows is what each new memory brings (its vector in the
+semantic view) or a leak. The report counts the memories at the start and end.
+
 Exit status 1 when a target is missed. Prints as it goes, so a long run shows life.
 """
 
@@ -129,10 +134,41 @@ def left_behind(home: str) -> list[str]:
     return found
 
 
+def prefill(env: dict[str, str], count: int) -> None:
+    """Fill the soak's store with `count` memories of the bench corpus, then their vectors."""
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import corpus, localmem\n"
+        "with localmem.open() as store, store.transaction():\n"
+        "    for item in corpus.memories(int(sys.argv[2])):\n"
+        "        store.add(item.content, workspace=item.workspace, kind=item.kind,"
+        " keywords=item.keywords)\n"
+    )
+    started = time.monotonic()
+    subprocess.run(
+        [sys.executable, "-c", code, str(ROOT / "bench"), str(count)], env=env, check=True
+    )
+    subprocess.run([str(BIN / "localmem"), "embed"], env=env, check=True, capture_output=True)
+    print(f"prefilled {count:,} memories in {time.monotonic() - started:.0f} s", flush=True)
+
+
+def count_memories(path: str) -> int:
+    done = subprocess.run(
+        ["sqlite3", path, "SELECT count(*) FROM memories"], capture_output=True, text=True
+    )
+    return int(done.stdout.strip() or 0) if done.returncode == 0 else -1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--sample", type=float, default=30.0, help="seconds between samples")
+    parser.add_argument(
+        "--prefill",
+        type=int,
+        default=0,
+        help="start from a store already holding N corpus memories, their vectors computed "
+        "(a store in use: its caches full, as a user's are)",
+    )
     args = parser.parse_args()
     home = tempfile.mkdtemp(prefix="localmem-soak-")
     project = os.path.join(home, "shop")
@@ -156,6 +192,8 @@ def main() -> int:
         check=True,
         capture_output=True,
     )
+    if args.prefill:
+        prefill(env, args.prefill)
     remote = os.path.join(home, "remote.git")
     subprocess.run(["git", "init", "-q", "--bare", remote], check=True)
     subprocess.run(
@@ -166,6 +204,7 @@ def main() -> int:
         cwd=home,
     )
 
+    held_at_start = count_memories(env["LOCALMEM_DB"])
     mcp = McpClient(env, project)
     view = WebView(env, project)
 
@@ -317,6 +356,7 @@ def main() -> int:
             f"{samples[-1][whole]:,} KiB ({growth(whole):.1f}%); fds {samples[0][at + 1]} -> "
             f"{samples[-1][at + 1]}; exit {code}"
         )
+    print(f"memories in the store: {held_at_start:,} at the start, {len(ids or ()):,} at the end")
     print(
         f"writes: {len(acked)} memory_add acknowledged, {len(lost_adds)} lost; "
         f"{len(traces)} capture traces, {len(lost_traces)} not found"
