@@ -92,6 +92,34 @@ def test_processes_creating_one_database_at_once_all_open_it(tmp_path: Path) -> 
             assert store.stats().total == 3
 
 
+def _correct(n: int, path: str, start: Barrier, errors: mp.Queue[str]) -> None:
+    start.wait(60)  # every process corrects memory 1 at the same moment
+    try:
+        with localmem.open(path) as store:
+            store.add(f"Correction {n}: the port changed again", workspace="w", supersedes=[1])
+    except Exception as error:
+        errors.put(f"{type(error).__name__}: {error}")
+
+
+def test_writers_correcting_one_memory_at_once_leave_one_chain(tmp_path: Path) -> None:
+    """Two agents (or teammates) correct the same memory together: one chain, none lost."""
+    path = tmp_path / "m.db"
+    with localmem.open(path) as store:
+        store.add("The service listens on port 8000", workspace="w")
+    ctx = mp.get_context("spawn")
+    start = ctx.Barrier(3)
+    errors: mp.Queue[str] = ctx.Queue()
+    procs = [ctx.Process(target=_correct, args=(n, str(path), start, errors)) for n in range(3)]
+    assert _run(procs, errors) == []
+    with localmem.open(path, create=False) as store:
+        links = dict(store.connection.execute("SELECT id, superseded_by FROM memories"))
+    chain, current = [1], links[1]
+    while current is not None:
+        chain.append(current)
+        current = links[current]
+    assert sorted(chain) == [1, 2, 3, 4]  # every correction is in the one chain
+
+
 def _hold_write_lock(path: str, ready: Event, release: Event) -> None:
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("BEGIN IMMEDIATE")

@@ -141,6 +141,28 @@ def test_supersede_chains(store: Store) -> None:
     assert store.get(b.id).superseded_by == c.id
 
 
+def test_two_corrections_of_one_memory_make_one_chain(store: Store) -> None:
+    old = store.add("The staging database listens on port 5432", workspace="w")
+    first = store.add("Staging's database moved to port 6432", workspace="w", supersedes=[old.id])
+    second = store.add(
+        "Staging's database is on port 7432 since the migration", workspace="w", supersedes=[old.id]
+    )
+    assert (old.id, first.id, second.id) == (1, 2, 3)
+    # Both corrected memory 1: the later one continues the chain, the first is not lost.
+    assert store.get(1).superseded_by == 2 and store.get(2).superseded_by == 3
+    assert store.get(3).superseded_by is None
+    hits = store.search("which port does the staging database listen on", workspace="w").hits
+    assert [h.memory.id for h in hits][:3] == [3, 2, 1]
+
+
+def test_a_workspace_correction_never_extends_a_global_one(store: Store) -> None:
+    old = store.add("Deploy with make deploy", workspace="w")
+    shared = store.add("Deploy with the release workflow", workspace="global", supersedes=[old.id])
+    local = store.add("Deploy w with make ship", workspace="w", supersedes=[old.id])
+    assert store.get(shared.id or 0).superseded_by is None  # global is never corrected by w
+    assert store.get(old.id or 0).superseded_by == local.id
+
+
 def test_supersede_through_duplicate_cannot_loop(store: Store) -> None:
     a = store.add("Alpha rule text", workspace="w")
     assert a.id is not None

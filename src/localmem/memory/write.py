@@ -221,10 +221,33 @@ def _similar(
     return [(score, memories[i]) for score, i in near if i in memories]
 
 
-def _link(conn: sqlite3.Connection, new_id: int, olds: Sequence[Memory], when: str) -> None:
-    for old in olds:
-        if old.id == new_id:
+def _chain_end(conn: sqlite3.Connection, old: Memory, new_id: int, workspace: str) -> int:
+    """The memory a correction of `old` by `new_id` links from: `old` itself, or, when
+    `old` was already corrected, the newest correction of its chain that a memory of
+    `workspace` may correct. So two writers correcting one memory (two agents, two
+    teammates) leave one chain, old -> first -> second, which recall reads with the
+    latest word first, never two corrections of which one is lost from the chain."""
+    end, seen = old.id, {old.id}
+    current = old.superseded_by
+    while current is not None and current != new_id and current not in seen:
+        row = conn.execute(
+            "SELECT workspace, superseded_by FROM memories WHERE id = ?", (current,)
+        ).fetchone()
+        if row is None or (row[0] != workspace and workspace != GLOBAL):
+            break  # a global correction that a workspace memory may not correct: stop before
+        seen.add(current)
+        end, current = current, (int(row[1]) if row[1] is not None else None)
+    return end
+
+
+def _link(
+    conn: sqlite3.Connection, new_id: int, olds: Sequence[Memory], when: str, workspace: str
+) -> None:
+    for given in olds:
+        if given.id == new_id:
             raise InvalidInput(f"Memory {new_id} cannot supersede itself; nothing was stored.")
+        end = _chain_end(conn, given, new_id, workspace)
+        old = given if end == given.id else rows.fetch(conn, end)
         # The merged row may already sit downstream of `old`: linking would make a loop.
         probe: int | None = new_id
         seen: set[int] = set()
@@ -232,7 +255,7 @@ def _link(conn: sqlite3.Connection, new_id: int, olds: Sequence[Memory], when: s
             seen.add(probe)
             if probe == old.id:
                 raise InvalidInput(
-                    f"Memory {old.id} already corrects memory {new_id}; superseding it back "
+                    f"Memory {given.id} already corrects memory {new_id}; superseding it back "
                     "would make a loop. Nothing was stored."
                 )
             row = conn.execute(
@@ -328,7 +351,7 @@ def add(
                 "WHERE id = ?",
                 ("\n".join(merged), when, duplicate.id),
             )
-            _link(conn, duplicate.id, olds, when)
+            _link(conn, duplicate.id, olds, when, ws)
             return AddResult(
                 "duplicate_merged", duplicate.id, duplicate.seen_count + 1, ws, redacted=redacted
             )
@@ -357,7 +380,7 @@ def add(
         new_id = int(cursor.lastrowid or 0)
         index.add_terms(conn, new_id, text, words, ws_id)
         index.link_entities(conn, new_id, text)
-        _link(conn, new_id, olds, when)
+        _link(conn, new_id, olds, when, ws)
         queued: list[int] = []
         for score, other_id in similar:
             if score < NEAR_DUPLICATE_THRESHOLD:
