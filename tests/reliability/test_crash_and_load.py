@@ -45,3 +45,13 @@ def test_every_surface_writing_at_once_loses_nothing() -> None:
     assert report["memory_acknowledged"] == (
         report["by_operation"]["cli_add"] + report["by_operation"]["mcp_add"]
     )
+
+
+def test_two_teammates_sixteen_clients_share_one_workspace() -> None:
+    report = _run("team.py", "--seconds", "4")
+    assert report["clients"] == 16
+    assert report["problems"] == [] and report["errors"] == 0, report
+    assert report["database_is_locked_seen"] is False
+    # Every kind of client ran, and both teammates' traces were checked.
+    assert set(report["by_operation"]) == {"cli_add", "mcp_add", "mcp_recall", "hook_capture"}
+    assert report["traces_captured"] > 0
