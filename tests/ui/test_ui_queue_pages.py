@@ -62,7 +62,7 @@ def built(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return ids
 
 
-@pytest.mark.parametrize("path", ["/", "/duplicates", "/duplicates?page=2", "/memory/5"])
+@pytest.mark.parametrize("path", ["/", "/duplicates", "/duplicates?page=2", "/memory/5", "/audit"])
 def test_a_page_reads_the_pairs_it_shows_not_the_whole_queue(
     client: TestClient, db: Path, built: list[int], path: str
 ) -> None:

@@ -222,10 +222,11 @@ def audit(
             args,
         ):
             distribution.setdefault(str(ws), {})[str(kind)] = int(n)
-        pairs = dedupe.list_pairs(conn, workspace)
+        # Only the pairs listed are read: the queue is not capped (decision 213).
+        queued = dedupe.queue_page(conn, workspace, limit=LISTED)
         queue = tuple(
             _item(p.memory, f"near duplicate of {p.other.id} (overlap {p.overlap:.2f})")
-            for p in pairs[:LISTED]
+            for p in queued.pairs
         )
         # Found through the seen and recalled counts' indexes (few rows pass either).
         promote_where = (
@@ -296,7 +297,7 @@ def audit(
             workspace=workspace,
             total=sum(sum(k.values()) for k in distribution.values()),
             distribution=distribution,
-            queue_total=len(pairs),
+            queue_total=queued.total,
             queue=queue,
             promotion_total=_count(conn, promote_where, args),
             promotion=promotion,
