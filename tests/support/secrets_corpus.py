@@ -3365,6 +3365,403 @@ def _ids_near_credentials(r: _Rng) -> list[str]:
     )
 
 
+# -- issue 20, 2026-12-02: shapes the hold-out showed we miss (written before the rules) ----
+
+FOURTH_FAMILIES: list[tuple[str, Callable[[_Rng], Made]]] = []
+FOURTH_NEGATIVES: list[tuple[str, Harmful]] = []
+
+
+def _fourth(name: str) -> Callable[[Callable[[_Rng], Made]], Callable[[_Rng], Made]]:
+    def register(made: Callable[[_Rng], Made]) -> Callable[[_Rng], Made]:
+        FOURTH_FAMILIES.append((name, made))
+        return made
+
+    return register
+
+
+def _fourth_negative(name: str) -> Callable[[Harmful], Harmful]:
+    def register(made: Harmful) -> Harmful:
+        FOURTH_NEGATIVES.append((name, made))
+        return made
+
+    return register
+
+
+CHOSEN_SYMBOLS = "!@#$%&*?~^"  # what sites ask a chosen password to hold
+
+
+def _chosen_password(r: _Rng) -> str:
+    """A password a person chose or a manager drew, with a symbol and a digit in it."""
+    if r.randrange(2):
+        return (
+            _cap(r.choice(WORDS)) + r.number(r.randint(2, 4)) + r.choice(CHOSEN_SYMBOLS)
+            + r.text(LETTERS, r.randint(0, 3))
+        )  # fmt: skip
+    body = [r.choice(UPPER), r.choice(LOWER), r.choice(DIGITS), r.choice(CHOSEN_SYMBOLS)]
+    body += [r.choice(ALNUM + CHOSEN_SYMBOLS) for _ in range(r.randint(6, 12))]
+    r.shuffle(body)
+    return r.choice(LETTERS) + "".join(body)
+
+
+@_fourth("alone-chosen-password")
+def _alone_chosen(r: _Rng) -> Made:
+    """A chosen password after a link in a sentence about credentials, with no name that
+    holds a secret right before it ("the admin key is now …", "la chiave di … è …")."""
+
+    def make(r: _Rng) -> dict[str, str]:
+        return {"s": _chosen_password(r)}
+
+    pools: Pools = (
+        (
+            "prose-en",
+            ("The {svc} admin key is now {s}.", "{svc} staging key: {s} (rotate after the demo)"),
+        ),
+        ("prose-en", ("Rotated the {svc} login; the new one is {s}.",)),
+        ("prose-en", ("Revoke the old {svc} one, the replacement is {s}.",)),
+        ("prose-it", ("La chiave di {svc} adesso è {s}.", "Nuova chiave per {svc}: {s}")),
+        ("prose-vi", ("Khóa của {svc} bây giờ là {s}.",)),
+    )
+    return _render(r, pools * 2, make)
+
+
+@_fourth("basic-auth-base64-alone")
+def _basic_alone(r: _Rng) -> Made:
+    """The base64 of `user:password` (what HTTP Basic sends) pasted without its header."""
+
+    def make(r: _Rng) -> dict[str, str]:
+        pair = f"{r.choice(USERS)}:{_password(r)}"
+        return {"s": base64.b64encode(pair.encode()).decode()}
+
+    pools: Pools = (
+        (
+            "prose-en",
+            ("The {svc} proxy expects {s} in its header.", "Encoded pair for {svc}: {s}"),
+        ),
+        ("prose-en", ("Paste {s} into the {svc} webhook settings.",)),
+        ("config", ("proxy:\n  upstream: {host}\n  basic: {s}",)),
+        ("prose-it", ("Per il proxy di {svc} usa {s}.",)),
+        ("prose-vi", ("Proxy {svc} dùng chuỗi {s}.",)),
+    )
+    return _render(r, pools * 2, make)
+
+
+BRACE_SYMBOLS = "{}()[]<>$#-_"
+
+
+@_fourth("assign-brace-password")
+def _brace_password(r: _Rng) -> Made:
+    """A drawn password that opens with braces, quoted: not a template, whatever its start."""
+
+    def make(r: _Rng) -> dict[str, str]:
+        body = [r.choice(ALNUM + BRACE_SYMBOLS) for _ in range(r.randint(14, 24))]
+        return {"s": "{" + r.choice(("{", "(", "[")) + "".join(body) + "}"}
+
+    pools: Pools = (
+        ("code", ('api_key = "{s}"', 'clientSecret := "{s}"', 'const adminPassword = "{s}";')),
+        ("config", ("token: '{s}'", '"client_secret": "{s}"')),
+        ("code", ("settings['secret'] = '{s}'",)),
+    )
+    return _render(r, pools * 2, make)
+
+
+@_fourth("prose-quoted-word-password")
+def _quoted_word(r: _Rng) -> Made:
+    """A password of letters only, quoted, after "the … password is" in prose or docs."""
+
+    def make(r: _Rng) -> dict[str, str]:
+        return {"s": r.choice(WORDS) + r.choice(WORDS)}
+
+    pools: Pools = (
+        (
+            "prose-en",
+            ("The default password for the {svc} box is '{s}'.", 'Its factory password is "{s}".'),
+        ),
+        ("prose-en", ("The wifi password is '{s}', it changes on Monday.",)),
+        ("prose-it", ("La password predefinita è '{s}'.",)),
+        ("prose-vi", ("Mật khẩu mặc định là '{s}'.",)),
+    )
+    return _render(r, pools * 2, make)
+
+
+@_fourth("prose-table-password")
+def _table_password(r: _Rng) -> Made:
+    """A password after a run of dashes, as a wiki page or a text table lines them up."""
+
+    def make(r: _Rng) -> dict[str, str]:
+        return {"s": _password(r, SAFE_SYMBOLS), "Svc": _cap(r.choice(SERVICES))}
+
+    pools: Pools = (
+        ("prose-en", ("{Svc} password   ----   {s}", "{Svc} admin password -- {s}")),
+        ("prose-en", ("{svc} db password — {s}",)),
+        ("config", ("user     ----  {user}\npassword ----  {s}",)),
+    )
+    return _render(r, pools * 2, make)
+
+
+@_fourth("alone-drawn-password")
+def _alone_drawn(r: _Rng) -> Made:
+    """A password manager's password (upper and lower case, digits, symbols) pasted in a
+    sentence that says nothing about credentials."""
+
+    def make(r: _Rng) -> dict[str, str]:
+        body = [r.choice(UPPER), r.choice(LOWER), r.choice(DIGITS), r.choice(CHOSEN_SYMBOLS)]
+        body += [r.choice(ALNUM + CHOSEN_SYMBOLS) for _ in range(r.randint(8, 16))]
+        r.shuffle(body)
+        return {"s": r.choice(LETTERS) + "".join(body)}
+
+    pools: Pools = (
+        (
+            "prose-en",
+            ("Use {s} for the {svc} job.", "Set the {svc} variable to {s} before Friday."),
+        ),
+        ("prose-en", ("ping me if {s} stops working on {svc}",)),
+        ("prose-it", ("Per {svc} metti {s} nella variabile.",)),
+        ("prose-vi", ("Đặt biến {svc} thành {s} trước thứ Sáu.",)),
+    )
+    return _render(r, pools * 2, make)
+
+
+@_fourth("jwt-typ-only")
+def _jwt_typ_only(r: _Rng) -> Made:
+    """A JWT whose header names its type but not its algorithm (some issuers leave `alg`
+    out of access tokens), its payload JSON or opaque, pasted where no name says what it is."""
+
+    def make(r: _Rng) -> dict[str, str]:
+        header: dict[str, str] = {"typ": r.choice(("JWT", "at+jwt", "TCV2"))}
+        if r.randrange(2):
+            header["kid"] = r.text(ALNUM, 12)
+        payload = _b64json(_jwt_claims(r)) if r.randrange(2) else r.b64url(48)  # or opaque
+        return {"s": _b64json(header) + "." + payload + "." + r.b64url(32)}
+
+    pools: Pools = (
+        ("prose-en", ("Use {s} for the {svc} job.", "ping me if {s} stops working")),
+        ("prose-it", ("Per {svc} metti {s} nella variabile.",)),
+        ("log", ("{ts} DEBUG {svc}: upstream answered {s}",)),
+    )
+    return _render(r, pools * 2, make)
+
+
+@_fourth("crypt-cisco-hash")
+def _cisco_hash(r: _Rng) -> Made:
+    """Cisco IOS type 8 (PBKDF2-SHA256) and type 9 (scrypt) secrets: `$8$` or `$9$`, a
+    salt of 14 characters, `$`, a hash of 43, in crypt's alphabet."""
+
+    def make(r: _Rng) -> dict[str, str]:
+        kind = r.choice("89")
+        return {"s": f"${kind}${_crypt_salt(r, 14)}${_crypt_salt(r, 43)}"}
+
+    pools: Pools = (
+        ("config", ("username admin privilege 15 secret 8 {s}", "enable secret 9 {s}")),
+        ("prose-en", ("The router's enable hash is {s}; crack tests use it.",)),
+        ("log", ("{ts} WARN {svc}: imported device config with {s}",)),
+    )
+    return _render(r, pools * 2, make)
+
+
+NO_CUE_EN = ("Use {s} for the {svc} job.", "ping me if {s} stops working on {svc}")
+NO_CUE_IT = ("Per {svc} metti {s} nella variabile.",)
+NO_CUE_VI = ("Đặt biến {svc} thành {s} trước thứ Sáu.",)
+
+
+def _no_cue(r: _Rng, make: Callable[[_Rng], str]) -> Made:
+    pools: Pools = (
+        ("prose-en", NO_CUE_EN),
+        ("prose-en", NO_CUE_EN),
+        ("prose-en", NO_CUE_EN),
+        ("prose-it", NO_CUE_IT),
+        ("prose-vi", NO_CUE_VI),
+        ("log", ("{ts} DEBUG {svc}: retrying with {s}",)),
+    )
+    return _render(r, pools, lambda r: {"s": make(r)})
+
+
+def _pieces_key(r: _Rng) -> str:
+    """A key of 24 URL-safe characters whose `-` or `_` cut it into runs shorter than 16
+    (Google's older OAuth client secrets, many webhook signing keys)."""
+    while True:
+        head = r.text(ALNUM, r.randint(8, 12))
+        body = head + r.choice("-_") + r.text(ALNUM, 23 - len(head))
+        has = (any(c.isupper() for c in body), any(c.islower() for c in body))
+        if all(has) and sum(c.isdigit() for c in body) >= 2:
+            return body
+
+
+def _short_key(r: _Rng) -> str:
+    """A drawn key of 16 to 20 letters of both cases and digits, digits scattered."""
+    while True:
+        value = r.text(ALNUM, r.randint(16, 20))
+        turns = sum(a.isdigit() != b.isdigit() for a, b in zip(value, value[1:], strict=False))
+        if turns >= 6 and any(c.isupper() for c in value) and any(c.islower() for c in value):
+            return value
+
+
+@_fourth("alone-cut-key")
+def _alone_cut(r: _Rng) -> Made:
+    return _no_cue(r, _pieces_key)
+
+
+@_fourth("alone-short-drawn-key")
+def _alone_short_drawn(r: _Rng) -> Made:
+    return _no_cue(r, _short_key)
+
+
+@_fourth_negative("placeholder-provider-tokens")
+def _placeholder_tokens(r: _Rng) -> list[str]:
+    """A provider's shape filled with `x` or `X`, as documentation shows where a token goes."""
+    return _cycle(
+        (
+            lambda: "SENDGRID_API_KEY=SG." + "x" * 22 + "." + "x" * 43,
+            lambda: "DT_API_TOKEN=dt0c01." + "X" * 24 + "." + "X" * 64,
+            lambda: f"TELEGRAM_BOT_TOKEN={r.number(9)}:AA" + "x" * 33,
+            lambda: 'token = "' + "x" * 14 + ".atlasv1." + "x" * 67 + '"',
+        ),
+    )
+
+
+@_fourth_negative("secret-name-values")
+def _secret_names(r: _Rng) -> list[str]:
+    """Values that name a secret kept elsewhere (a Kubernetes reference, a vault path's
+    last part): words joined by `-` or `_`, one of them a credential's word."""
+    svc = r.choice(SERVICES)
+    return _cycle(
+        (
+            lambda: f"  data:\n    - secretKey: {svc}-api-key\n      remoteRef:\n        key: prod",
+            lambda: (
+                f"env:\n  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef:\n"
+                f"        name: {svc}-secrets\n        key: db-password"
+            ),
+            lambda: "tokenSecretRef: github-access-token",
+            lambda: f"password_secret: {svc}_admin_password",
+            lambda: "credentials: gcp-service-account-credentials",
+        ),
+    )
+
+
+@_fourth("openshift-token")
+def _openshift(r: _Rng) -> Made:
+    """An OpenShift OAuth access token: `sha256~` and 43 URL-safe base64 characters."""
+
+    def make(r: _Rng) -> dict[str, str]:
+        return {"s": "sha256~" + r.b64url(32)}
+
+    pools: Pools = (
+        ("shell", ("$ oc login --token={s} --server=https://api.crc.testing:6443",)),
+        ("config", ("OPENSHIFT_TOKEN={s}",)),
+        ("prose-en", ("Use {s} for the {svc} job.", "ping me if {s} stops working on {svc}")),
+        ("prose-it", ("Per {svc} metti {s} nella variabile.",)),
+        ("log", ("{ts} DEBUG {svc}: retrying with {s}",)),
+    )
+    return _render(r, pools, make)
+
+
+def _signed_url(r: _Rng) -> tuple[str, str]:
+    """A URL signed for a while: Azure's SAS (`sig=`, base64 percent-encoded), S3's and
+    GCS's presigned URLs (`X-Amz-Signature=`, `X-Goog-Signature=`, hexadecimal)."""
+    kind = r.randrange(3)
+    if kind == 0:
+        sig = r.b64(32).replace("+", "%2B").replace("/", "%2F").replace("=", "%3D")
+        query = f"sv=2022-11-02&ss=b&srt=co&sp=rl&se=2026-12-31T00:00:00Z&spr=https&sig={sig}"
+        return f"https://{r.choice(DATABASES)}store.blob.core.windows.net/backups?{query}", sig
+    sig = r.text(HEX, 64)
+    if kind == 1:
+        query = (
+            "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Date=20261202T101500Z&X-Amz-Expires=3600"
+            f"&X-Amz-SignedHeaders=host&X-Amz-Signature={sig}"
+        )
+        return f"https://{r.choice(DATABASES)}-exports.s3.amazonaws.com/report.csv?{query}", sig
+    query = f"X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Expires=900&X-Goog-Signature={sig}"
+    return f"https://storage.googleapis.com/{r.choice(DATABASES)}-dumps/db.gz?{query}", sig
+
+
+@_fourth("signed-url-signature")
+def _signed_urls(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        url, sig = _signed_url(r)
+        return {"s": sig, "url": url}
+
+    pools: Pools = (
+        ("prose-en", ("The export is at {url} until tomorrow.", "Download it from {url}")),
+        ("shell", ("$ curl -o dump.gz '{url}'",)),
+        ("config", ("BACKUP_URL={url}",)),
+        ("prose-it", ("Il backup si scarica da {url}",)),
+        ("log", ("{ts} INFO {svc}: uploaded to {url}",)),
+    )
+    return _render(r, pools, make)
+
+
+@_fourth_negative("unsigned-url-params")
+def _unsigned_urls(r: _Rng) -> list[str]:
+    """Where a signature goes, shown but not given, and parameters that only share a name."""
+    return _cycle(
+        (
+            lambda: "https://acct.blob.core.windows.net/c?sv=2022-11-02&sig=<SAS-signature>",
+            lambda: 'curl "$BUCKET_URL?X-Amz-Signature=${SIGNATURE}"',
+            lambda: f"https://forms.{r.choice(DOMAINS)}/submit?signature=false&page=2",
+            lambda: "https://acct.blob.core.windows.net/c?sp=r&sig=" + "x" * 24,
+        ),
+    )
+
+
+@_fourth_negative("mixed-tokens-in-notes")
+def _mixed_tokens(r: _Rng) -> list[str]:
+    """Words of every class that are not passwords: packages at a version, file anchors,
+    key chords, handles."""
+    return _cycle(
+        (
+            lambda: (
+                f"Needs Node.js@{r.randint(16, 22)} or later for the {r.choice(SERVICES)} build."
+            ),
+            lambda: f"See README.md#L{r.randint(10, 400)} for the flags.",
+            lambda: (
+                f"Pinned @Angular/core@{r.randint(14, 18)}.0.{r.randint(0, 9)} in the lockfile."
+            ),
+            lambda: "Press Ctrl+Shift+P, then run Reload Window.",
+            lambda: f"Moved to Python3.{r.randint(10, 13)} and C++17 last sprint.",
+            lambda: (
+                f"Tagged MyApp@{r.randint(1, 9)}.{r.randint(0, 9)}.{r.randint(0, 9)} for release."
+            ),
+        ),
+    )
+
+
+@_fourth_negative("oauth-client-id-host")
+def _client_id_hosts(r: _Rng) -> list[str]:
+    """Public client ids and host names with a drawn label: identifiers, not secrets."""
+
+    def client_id() -> str:
+        return f"{r.number(12)}-{r.text(LOWER + DIGITS, 32)}.apps.googleusercontent.com"
+
+    def storage() -> str:
+        return f"{r.text(LOWER + DIGITS, 24)}.blob.core.windows.net"
+
+    return _cycle(
+        (
+            lambda: f"GOOGLE_CLIENT_ID={client_id()}",
+            lambda: f"  'clientId': '{client_id()}',",
+            lambda: f"The web app signs in through {client_id()} now.",
+            lambda: f"Backups go to https://{storage()}/backups",
+            lambda: f'endpoint = "{storage()}"',
+        ),
+    )
+
+
+@_fourth_negative("route-definitions")
+def _routes(r: _Rng) -> list[str]:
+    """Routes that name a controller's action: words joined by `/` and `#`."""
+
+    def word() -> str:
+        return r.choice(("accounts", "users", "admin", "sites", "auth", "profiles"))
+
+    return _cycle(
+        (
+            lambda: f"put '/{word()}/:id/password' => \"{word()}/passwords#update\", as: 'pw'",
+            lambda: f"get '/forgot-password' => \"{word()}/passwords#new\"",
+            lambda: f'post "/api/token/refresh" => "{word()}/tokens#refresh"',
+            lambda: f"  reset_password: '{word()}/password_resets#create'",
+        ),
+    )
+
+
 # -- the corpus ---------------------------------------------------------------------------
 
 
@@ -3393,6 +3790,15 @@ def build(seed: int = SEED) -> tuple[tuple[Sample, ...], tuple[Harmless, ...]]:
     )
     negatives += tuple(
         Harmless(family, text) for family, made in LATER_NEGATIVES for text in made(third)
+    )
+    fourth = _Rng(seed + 3)  # a generator of its own: the samples above stay as they were
+    positives += tuple(
+        Sample(family, context, text, secret)
+        for family, made in FOURTH_FAMILIES
+        for context, text, secret in made(fourth)
+    )
+    negatives += tuple(
+        Harmless(family, text) for family, made in FOURTH_NEGATIVES for text in made(fourth)
     )
     return positives, negatives
 
