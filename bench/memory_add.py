@@ -193,6 +193,8 @@ def main() -> None:
             f"the detector alone {detector_us(items):.1f} us per add on the same texts; "
             f"slowdown vs first size {first / rate:.2f}x"
         )
+        if args.command_adds <= 0:
+            continue  # `--command-adds 0`: the API figures only
         cli, bare, both = command_rates(size, items[: args.command_adds], args.against_src)
         print(
             f"          command (`localmem add`, one process per add, median of "

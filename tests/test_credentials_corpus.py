@@ -17,7 +17,7 @@ import pytest
 from secrets_corpus import CONTEXTS, NEGATIVES, POSITIVES, Harmless, Sample, altered, kept_out
 
 from localmem import credentials
-from localmem.credentials import loose, named, shapes, tokens
+from localmem.credentials import alone, loose, named, shapes, tokens
 
 MIN_POSITIVES = 400
 MIN_FAMILIES = 70
@@ -177,6 +177,12 @@ def _without(rule: str) -> Callable[[pytest.MonkeyPatch], None]:
             monkeypatch.setattr(loose, "scan", lambda text: iter(()))
         elif table == "view":
             monkeypatch.setattr(credentials, "View", _AsWritten)
+        elif table == "alone-in-a-sentence":
+            monkeypatch.setattr(alone, "scan", lambda text: iter(()))
+        elif table == "chosen-passwords":
+            monkeypatch.setattr(alone, "_chosen", lambda text: iter(()))
+        elif table == "basic-pairs":
+            monkeypatch.setattr(loose, "_basic_pair", lambda value: False)
 
     return take_out
 
@@ -185,6 +191,7 @@ RULES = (
     [f"token {i}" for i in range(len(tokens.TOKENS))]
     + [f"shape {i}" for i in range(len(shapes.SHAPES))]
     + ["private-keys", "names", "aws-secret-beside-its-id", "copies", "generated-strings", "view"]
+    + ["alone-in-a-sentence", "chosen-passwords", "basic-pairs"]
 )
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from localmem import credentials
-from localmem.credentials import named, shapes, tokens, values, view
+from localmem.credentials import alone, loose, named, shapes, tokens, values, view
 from localmem.credentials.lazy import Lazy
 
 if sys.version_info >= (3, 11):
@@ -44,7 +44,7 @@ BOUND = 16384  # the longest bounded repeat any rule may use
 def every_pattern() -> Iterator[re.Pattern[str]]:
     """The patterns of the two rule tables, and every other pattern of every module."""
     lazy = [*tokens.patterns(), *shapes.patterns()]
-    for module in (credentials, named, shapes, tokens, values, view):
+    for module in (credentials, alone, loose, named, shapes, tokens, values, view):
         lazy += [item for item in vars(module).values() if isinstance(item, Lazy)]
     for pattern in lazy:
         yield pattern.pattern

@@ -9,13 +9,21 @@ only when its sentence speaks of credentials ("logs in with", "revoke", "the new
 key is", "si autentica con", "đăng nhập bằng"), and not when the words just
 before it say what it is instead (a commit, a request, a build, an id), nor a
 hexadecimal one in a sentence about a change to code ("Fixed the token refresh
-race in 9fceb02…"), where it is the change's hash.
+race in 9fceb02…"), where it is the change's hash. A chosen password (letters, a
+digit and a symbol: `Maple42!`) in such a sentence is masked when a link gives
+it ("the new admin key is now …", "la chiave di staging è …", "key: …"), even
+with no name that holds a secret right before it; one drawn from every class
+(upper and lower case, a digit, a symbol: `dB2y@qL9vZ`) is masked wherever it
+stands, since names, versions, paths and code seldom hold all four without a
+bracket or a slash.
 
 It runs after every other rule, on what they left, and it is linear: one pass
 for candidates, each looked at in a bounded window around it.
 """
 
 from __future__ import annotations
+
+import re
 
 from localmem.credentials import values
 from localmem.credentials.lazy import Lazy
@@ -29,6 +37,35 @@ _CANDIDATE = Lazy(
     r"(?<![\w./:@#$%+=~\\-])[A-Za-z0-9][A-Za-z0-9_-]{12,127}[A-Za-z0-9]"
     r"(?![\w/@%+=~\\-])(?!\.[A-Za-z0-9])"
 )
+# A word that holds a password's symbol: read back to a space, a quote or a bracket
+# that opens it, and on to a space or a quote.
+_WORD_BACK = Lazy(r"""[^\s'"`(\[]{0,64}""")
+_WORD_ON = Lazy(r"""[^\s'"`]{0,65}""")
+_DIGIT = Lazy(r"[0-9]")
+_CHOSEN_LEAST = 8
+_CHOSEN_MOST = 64
+_SYMBOL = Lazy(r"[!@#$%^&*~?]")  # a password's symbols (not base64's `+/=`)
+# Code, a path, a URL, an escape; a package at a version (`Node.js@20`), a line anchor.
+_NOT_CHOSEN = Lazy(r"[(){}\[\]<>/\\]|%[0-9A-Fa-f]{2}|@v?[0-9]{1,4}(?:\.[0-9]{1,8}){0,4}\Z|#L[0-9]")
+# What code holds with every class of character, so never a password on its own: a
+# reference (`~pkg.Retry`, `.*Ultra-5`, `@decorator`), a colour (`border:#FF0000`), a
+# character range (`a-zA-Z0-9_$`).
+_NOT_DRAWN = Lazy(r"\A[~.@?#*]|#[0-9A-Fa-f]{3,8}(?![0-9A-Za-z])|a-z|A-Z|0-9")
+_DRAWN_SYMBOL = Lazy(r"[!@#$%^&?~]")  # `*` alone is as often a product (`Integer*1`)
+_DRAWN_MOST = 40  # longer runs of every class are base64 and the like: `loose` reads them
+# What gives the value in the sentence: "is", "è", "là", "now", a colon, an equals sign.
+_LINKS = ("is", "è", "là", "was", "now", "are", "es", "est", "ist", "sono", "era")
+_LINK_BEFORE = Lazy(r"(?:\b(?:" + "|".join(_LINKS) + r")|[:=—])[ \t]+\Z", re.IGNORECASE)
+CHOSEN = "password"
+_MARK = Lazy(r"\[redacted: [a-z0-9-]{1,40}\]")
+_MARK_OPEN = "[redacted: "
+
+
+def _blank(mark: re.Match[str]) -> str:
+    """A mask as long as it was, with no word in it: spans keep their place."""
+    return "[" + "_" * (len(mark.group()) - 2) + "]"
+
+
 _UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _HEX = Lazy(r"[0-9a-f]{24,128}|[0-9A-F]{24,128}")
 _WORDS = Lazy(r"[^\W\d_]+")
@@ -138,8 +175,70 @@ def hash_of_a_change(text: str, start: int, end: int) -> bool:
     return any(word in _CHANGE_WORDS for word in _WORDS.findall(before + " " + after))
 
 
+def _breaks(char: str) -> bool:
+    """A character that ends a word here: a space, a quote, a bracket that opens one."""
+    return char.isspace() or char in "'\"`(["
+
+
+def _symbol_words(text: str) -> Iterator[tuple[int, int]]:
+    """The words of 8 to 64 characters that hold a password's symbol and a digit, found
+    from the symbols (one note in a hundred holds one), each word read once."""
+    done = 0
+    for symbol in _SYMBOL.finditer(text):
+        at = symbol.start()
+        if at < done:
+            continue  # inside the word just read
+        low = max(done, at - _CHOSEN_MOST)
+        back = _WORD_BACK.match(text[low:at][::-1])
+        start = at - (back.end() if back is not None else 0)
+        on = _WORD_ON.match(text, at, at + _CHOSEN_MOST + 1)
+        end = done = on.end() if on is not None else at
+        if start == low and low > 0 and not _breaks(text[low - 1]):
+            continue  # the word runs on further back than a password does
+        if _CHOSEN_LEAST <= end - start <= _CHOSEN_MOST and _DIGIT.search(text, start, end):
+            yield start, end
+
+
+def _chosen(text: str) -> Iterator[tuple[str, int, int]]:
+    """Chosen passwords standing alone: one drawn from every class (upper and lower
+    case, a digit, a symbol: `dB2y@qL9vZ`) wherever it stands, and one of letters, a
+    digit and a symbol (`maple42!`) when a link gives it in a sentence about credentials
+    ("the admin key is now …", "la chiave di staging è …", "key: …")."""
+    for start, end in _symbol_words(text):
+        while end > start and text[end - 1] in ".,;:)":
+            end -= 1  # the sentence's punctuation, not the password's
+        value = text[start:end]
+        if end - start < _CHOSEN_LEAST:
+            continue
+        if _SYMBOL.search(value) is None or _NOT_CHOSEN.search(value) is not None:
+            continue
+        if not values.strong(value):
+            continue
+        drawn = (
+            len(value) <= _DRAWN_MOST
+            and any(ch.isupper() for ch in value)
+            and any(ch.islower() for ch in value)
+            and _DRAWN_SYMBOL.search(value) is not None
+            and _NOT_DRAWN.search(value) is None
+        )
+        if not drawn:
+            if _LINK_BEFORE.search(text, max(0, start - 16), start) is None:
+                continue
+            if not _cued(*_sentence(text, start, end)):
+                continue
+        near = [w.lower() for w in _NAME_WORDS.findall(text[max(0, start - _NEAR) : start])]
+        if near and near[-1] in _LINKS and len(near) > 1:
+            near = near[:-1]
+        if any(word in _NAMED_OTHERWISE for word in near[-2:]):
+            continue
+        yield CHOSEN, start, end
+
+
 def scan(text: str) -> Iterator[tuple[str, int, int]]:
     """(kind, start, end) of every key-shaped value alone in a sentence about keys."""
+    if _MARK_OPEN in text:  # an earlier mask's kind is not a word of the writer's
+        text = _MARK.pattern.sub(_blank, text)
+    yield from _chosen(text)
     for match in _CANDIDATE.finditer(text):
         value = match.group()
         shape = _shaped(value)

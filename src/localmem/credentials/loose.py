@@ -8,6 +8,10 @@ away from the random-looking strings that are not secrets: hexadecimal (commit
 hashes, digests, ids), UUIDs, anything in a URL or a path, integrity strings
 (`sha512-…`, `h1:…`), base64 images, SSH public keys, names in code, and the
 made-up values of documentation (`abcdef…`, `xxxx`).
+
+Base64 that decodes to readable text is not a key, with one exception: the
+base64 of `user:password`, which is what an `Authorization: Basic` header
+carries and is a credential wherever it is pasted.
 """
 
 from __future__ import annotations
@@ -24,14 +28,24 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 KIND = "generated-secret"
-_SHORTEST = 24  # a generated secret shorter than this is too often an id
-_RUN = Lazy(r"(?<![A-Za-z0-9+/=_.~\-])[A-Za-z0-9+/_.~\-]{24,512}={0,2}(?![A-Za-z0-9+/=_.~\-])")
+BASIC = "basic-auth"
+_SHORTEST = 24  # shorter than this, a generated secret must turn often (`_short_generated`)
+_SHORT_TURNS = 6  # turns between letters and digits a short drawn key makes at least
+_JOINED_LEAST = 20  # the characters of a cut key, its separators left out
+# A run of a key's characters; its padding may end a sentence (`…NjQ=.`).
+_RUN = Lazy(
+    r"(?<![A-Za-z0-9+/=_.~\-])[A-Za-z0-9+/_.~\-]{16,512}={0,2}"
+    r"(?![A-Za-z0-9+/=_~\-]|\.[A-Za-z0-9+/=_.~\-])"
+)
 _HEX = Lazy(r"[0-9A-Fa-f-]{24,512}")
 # What a published digest, key or encoded file is preceded by: never a secret.
 _PUBLISHED = ("base64,", "sha1-", "sha256-", "sha384-", "sha512-", "h1:", "sha256:", "sha1:",
               "ssh-rsa ", "ssh-ed25519 ", "ecdsa-sha2-nistp256 ", "ssh-dss ", "md5-")  # fmt: skip
 _SEPARATORS = Lazy(r"[-_./~]")
+_USER = Lazy(r"[A-Za-z0-9._@+-]{1,64}")
 _TYPED_ID = Lazy(r"[a-z]{1,8}_")
+# Two or more lower-case labels ending the run, the last a top-level domain's letters.
+_HOST_TAIL = Lazy(r"(?:\.[a-z][a-z0-9-]{0,62}){1,8}\.[a-z]{2,12}\Z")
 _BLOCK = 16384  # how far back a PEM block's BEGIN line is looked for
 _LOOK_BACK = 24
 _MIN_BITS = 3.6  # Shannon entropy per character; random base62 of 24 characters has about 4.2
@@ -47,16 +61,23 @@ def _entropy(value: str) -> float:
 
 def _generated(value: str) -> bool:
     body = value.rstrip("=")
-    if len(body) < _SHORTEST or _HEX.fullmatch(body.removeprefix("0x")) is not None:
+    if len(body) < _SHORTEST:
+        return _short_generated(body)
+    if _HEX.fullmatch(body.removeprefix("0x")) is not None:
         return False
     if body.startswith(("/", "~", "AAAA", ".", "-")) or body.lower().startswith(_PUBLISHED):
         return False  # a path, an SSH key's body, an integrity string
     if "/" in body and "." in body.split("/", 1)[0]:
         return False  # a host and its path
+    if _HOST_TAIL.search(body):
+        return False  # x7…q.apps.googleusercontent.com, …​.blob.core.windows.net: a host name
     # The longest piece between separators is the generated part: `BSD-3-Clause-No-Nuclear`
     # and `RE2_OPTIONS.never_capture` are words joined, `Rps15JICmtRVbFyS_95hou…` is not.
-    piece = max(_SEPARATORS.split(body), key=len)
-    if len(piece) < 16 or not any(ch.isdigit() for ch in piece) or values.placeholder(body):
+    pieces = _SEPARATORS.split(body)
+    piece = max(pieces, key=len)
+    if len(piece) < 16:
+        return _cut_generated(pieces)
+    if not any(ch.isdigit() for ch in piece) or values.placeholder(body):
         return False
     if _TYPED_ID.match(body) is not None or _encoded_text(body) or _encoded_text(piece):
         return False  # pi_A6jxgoS5AM… (an object's id), base64 of a message
@@ -67,6 +88,47 @@ def _generated(value: str) -> bool:
     if values.identifier_like(piece) or values.wordy(piece):
         return False
     return len(set(piece)) >= 10 and _entropy(piece) >= _MIN_BITS
+
+
+def _cut_generated(pieces: list[str]) -> bool:
+    """A drawn key cut by a `-` or `_` into runs shorter than 16 (`Ufvuj-d6alhwGKvvLh_8Nq0K`):
+    together both cases and digits, varied, and no run of them a word or a name (as
+    `BSD-3-Clause-No-Nuclear` and `RE2_OPTIONS.never_capture` are)."""
+    joined = "".join(pieces)
+    if len(joined) < _JOINED_LEAST or not _three_classes(joined):
+        return False
+    if len(set(joined)) < 12 or _entropy(joined) < _MIN_BITS or values.placeholder(joined):
+        return False
+    return not any(
+        sum(ch.isalpha() for ch in p) >= 4 and (values.wordy(p) or values.identifier_like(p))
+        for p in pieces
+    )
+
+
+def _short_generated(body: str) -> bool:
+    """A drawn key of 16 to 23 letters and digits: both cases, three digits or more,
+    turning often between letters and digits (`pRf7vG2h1L8nQkW9`), where names and
+    versions turn seldom."""
+    if not body.isalnum() or not body.isascii() or not _three_classes(body):
+        return False
+    turns = sum(a.isdigit() != b.isdigit() for a, b in zip(body, body[1:], strict=False))
+    return (
+        turns >= _SHORT_TURNS
+        and sum(ch.isdigit() for ch in body) >= 3
+        and len(set(body)) >= 12
+        and _entropy(body) >= _MIN_BITS
+        and not values.wordy(body)
+        and not values.identifier_like(body)
+        and not values.placeholder(body)
+    )
+
+
+def _three_classes(value: str) -> bool:
+    return (
+        any(ch.isupper() for ch in value)
+        and any(ch.islower() for ch in value)
+        and any(ch.isdigit() for ch in value)
+    )
 
 
 def _lower_case_generated(piece: str) -> bool:
@@ -94,6 +156,27 @@ def _encoded_text(value: str) -> bool:
     return sum(ch.isprintable() or ch.isspace() for ch in decoded) >= 0.95 * len(decoded)
 
 
+def _basic_pair(value: str) -> bool:
+    """Base64 of `user:password`, what HTTP Basic sends, pasted without its header: the
+    decoded text is one line, a user name (no space), a colon, and a password."""
+    body = value.rstrip("=")
+    if len(body) < _SHORTEST or "-" in body or "_" in body or "." in body or "~" in body:
+        return False
+    try:
+        decoded = base64.b64decode(body + "=" * (-len(body) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return False
+    user, colon, password = decoded.partition(":")
+    return (
+        bool(colon)
+        and _USER.fullmatch(user) is not None
+        and 4 <= len(password) <= 128
+        and password.isprintable()
+        and not password.startswith("/")  # https://…: a URL, encoded
+        and not values.placeholder(password)
+    )
+
+
 def _inside_public_block(text: str, start: int) -> bool:
     """Within a PEM block that is left (a certificate, a public key): private ones
     were masked whole before this rule runs."""
@@ -107,10 +190,15 @@ def scan(text: str) -> Iterator[tuple[str, int, int]]:
         start, end = match.span()
         while end > start and text[end - 1] in ".-~_":
             end -= 1  # a sentence's full stop, not the key's
+        value = text[start:end]
+        if end - start < _SHORTEST and not value.rstrip("=").isalnum():
+            continue  # short, and not one run of letters and digits: `_short_generated` says no
         before = text[max(0, start - _LOOK_BACK) : start].lower()
         if before.endswith(_PUBLISHED) or before.endswith(("/", "?", "&", "#", "@")):
             continue
         if _inside_public_block(text, start) or "public" in before:
             continue  # a certificate's lines, `public_key = "…"`
-        if _generated(text[start:end]):
+        if _generated(value):
             yield KIND, start, end
+        elif _basic_pair(value):
+            yield BASIC, start, end

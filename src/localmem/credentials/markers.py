@@ -3,18 +3,27 @@
 Each rule names literal markers (`ghp_`, `://`, `mysql`) that any text it
 matches must hold. Markers are grouped by their first two characters, and a
 group is looked at only when the text holds those two (`gh` before `ghp_`,
-`gho_`, `github_pat_`): a note holding none costs one scan per group. A plain
-`in` is faster here than one pattern of every marker, which `re` tries
-alternative by alternative.
+`gho_`, `github_pat_`). Groups are filed by their first character, and a group
+is searched for only when the text holds that character: finding one character
+is a `memchr` pass (a short text's characters are read into a set instead),
+far cheaper than a search for two characters, so a 1 MiB crafted text of a few
+characters costs a handful of searches instead of ninety (decision 196). A
+table of few groups is searched group by group. A plain `in` is faster here
+than one pattern of every marker, which `re` tries alternative by alternative.
 """
 
 from __future__ import annotations
+
+# Under this many groups, scanning for each is cheaper than reading the text's characters.
+_FEW = 24
+_SHORT = 4096  # up to this length a text's characters are read into a set
+_Group = tuple[str, tuple[tuple[str, frozenset[int]], ...]]
 
 
 class Markers:
     """The markers of the rules of one table, from `(index, markers)` pairs."""
 
-    __slots__ = ("groups", "key")
+    __slots__ = ("by_first", "firsts", "groups", "key")
 
     def __init__(self, key: object, rules: list[tuple[int, tuple[str, ...]]]) -> None:
         self.key = key  # what the markers were built from (a test may swap a table)
@@ -25,14 +34,36 @@ class Markers:
         groups: dict[str, list[tuple[str, frozenset[int]]]] = {}
         for marker, indexes in by_marker.items():
             groups.setdefault(marker[:2], []).append((marker, frozenset(indexes)))
-        self.groups = tuple((head, tuple(members)) for head, members in groups.items())
+        self.groups: tuple[_Group, ...] = tuple(
+            (head, tuple(members)) for head, members in groups.items()
+        )
+        by_first: dict[str, list[_Group]] = {}
+        for group in self.groups:
+            by_first.setdefault(group[0][0], []).append(group)
+        self.by_first = {first: tuple(found) for first, found in by_first.items()}
+        self.firsts = frozenset(by_first)
 
     def wanted(self, text: str) -> set[int]:
         """The indexes of the rules whose markers `text` holds."""
         found: set[int] = set()
-        for head, members in self.groups:
-            if head in text:
-                for marker, indexes in members:
-                    if marker in text:
-                        found.update(indexes)
+        if len(self.groups) < _FEW:
+            for head, members in self.groups:
+                if head in text:
+                    for marker, indexes in members:
+                        if marker in text:
+                            found.update(indexes)
+            return found
+        # A short text's characters are read into a set; a long one is searched for each
+        # first character (one `memchr` pass each), cheaper than hashing every character.
+        firsts = (
+            self.firsts.intersection(text)
+            if len(text) <= _SHORT
+            else [first for first in self.firsts if first in text]
+        )
+        for first in firsts:
+            for head, members in self.by_first[first]:
+                if head in text:
+                    for marker, indexes in members:
+                        if marker in text:
+                            found.update(indexes)
         return found

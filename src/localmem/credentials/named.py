@@ -96,18 +96,24 @@ _LINK_WORDS = (
     r"is|was|are|were|be|becomes|now|to|into|in|with|set to|changed to|is now|è|e'|é|era"
     r"|sarà|resta|diventa|a|in|con|là|thành|sang|bằng|es|est|ist|war|wurde"
 )
-_PROSE = Lazy(  # up to five words between the name and its link: "for the QA box is"
-    r"(?:[ \t]{1,8}[^\s]{1,40}?){0,5}?(?:[ \t]*(?::|=|->|→)|[ \t]+(?:" + _LINK_WORDS + r"))"
+# Up to five words between the name and its link ("for the QA box is"); a link is a word,
+# a colon or an equals sign, an arrow, or the dashes of a text table ("password ---- …").
+_PROSE = Lazy(
+    r"(?:[ \t]{1,8}[^\s]{1,40}?){0,5}?"
+    r"(?:[ \t]*(?::|=|->|→|-{2,8}|—|–)|[ \t]+(?:" + _LINK_WORDS + r"))"
     r"[ \t]*[:=]?[ \t]+",
     re.IGNORECASE,
 )
 _AHEAD = 200  # the farthest any rule below looks past a name
+_MARK_OPEN = "[redacted: "
+_MARK_REACH = 48  # longer than any kind's name
 _USED_WORDS = Lazy(r" (?:as|come|làm) ")
 _USED_AS = Lazy(  # "use garnet-tundra-42 as the password"
     r"(?:^|[ \t])(?P<v>[^\s'\"]{6,128})[ \t]+(?:as|come|làm)[ \t]+(?:[^\s]{1,20}[ \t]{1,8}){0,2}\Z",
     re.IGNORECASE,
 )
-_VALUE_HINT = Lazy(r"[0-9!@#$%^&*+=~?/\\|]")  # what a strong value holds
+# What a strong value holds, or the quote of a quoted word ("the default password is 'x'").
+_VALUE_HINT = Lazy(r"""[0-9!@#$%^&*+=~?/\\|'"]""")
 _QUOTED = Lazy(  # a string, with C#'s `@"…"` and Python's `r"…"` `b"…"` prefixes
     r"""(?:@|[rRbBuUfF]{1,2})?(?:"((?:[^"\\\n]|\\.){0,1024})"|'((?:[^'\\\n]|\\.){0,1024})'"""
     r"""|`([^`\n]{0,1024})`)"""
@@ -218,8 +224,8 @@ def _value(text: str, at: int, mode: str) -> tuple[int, int] | None:
         return (start, end) if values.token_like(value) else None
     if value != text[bare.start() : bare.end()] and values.placeholder(value):
         return None
-    if values.reference(value) or values.identifier_like(value):
-        return None
+    if values.reference(value) or values.identifier_like(value) or values.secret_name(value):
+        return None  # `secretKey: db-password`: the name of a secret kept elsewhere
     if value.lower() in _CODE_WORDS or value.lower() in values.PLACEHOLDER_WORDS:
         return None
     if values.plain_datum(value) and not (value.isdigit() and len(value) >= 6):
@@ -235,12 +241,6 @@ def _names_before(head: str) -> bool:
     """What stands before a `=` in a bare value is a name (`password` in
     `auth: password=…`, `user` in `user=app`), not the start of a password."""
     return values.identifier_like(head) or values.word_like(head)
-
-
-def _run_end(text: str, at: int) -> int:
-    """Where the run of name characters that starts at `at` ends."""
-    run = _NAME_CHARS.match(text, at)
-    return run.end() if run is not None else at
 
 
 def _key_words(text: str) -> list[tuple[int, int, str]]:
@@ -260,12 +260,21 @@ def _key_words(text: str) -> list[tuple[int, int, str]]:
     return hits
 
 
+def _inside_a_mark(text: str, start: int, end: int) -> bool:
+    """A key word of an earlier mask (`[redacted: password]`): its kind, never a name, so
+    masking a stored text again changes nothing."""
+    mark = text.rfind(_MARK_OPEN, max(0, start - _MARK_REACH), start)
+    return mark >= 0 and text.find("]", mark, end + _MARK_REACH) >= end
+
+
 def _names(text: str) -> Iterator[tuple[str, int, int]]:
     resume = 0
     known: dict[str, tuple[str, bool] | None] = {}
     rejected: set[tuple[int, str]] = set()
+    name_chars = _NAME_CHARS.match  # always matches: the run may be empty
+    marked = _MARK_OPEN in text
     for start, end, word in _key_words(text):
-        if start < resume:
+        if start < resume or (marked and _inside_a_mark(text, start, end)):
             continue
         if word in _PHRASES or word in _PHRASE_KEYS:
             kind = _PHRASES.get(word)
@@ -280,9 +289,11 @@ def _names(text: str) -> Iterator[tuple[str, int, int]]:
                 resume = found[2]
                 yield found
             continue
-        name_end = _run_end(text, end)
-        back = text[max(resume, start - 64) : start][::-1]
-        name_start = start - _run_end(back, 0)
+        run = name_chars(text, end)
+        name_end = run.end() if run is not None else end
+        back_to = start - 64 if start - 64 > resume else resume
+        run = name_chars(text[back_to:start][::-1])
+        name_start = start - (run.end() if run is not None else 0)
         resume = name_end
         while name_start < start and text[name_start] in ".-":
             name_start += 1  # the dashes of `--password` lead to the name; they are not in it
@@ -409,7 +420,7 @@ def _assign_mode(text: str, start: int, operator: str) -> str:
 def _after_prose_name(text: str, end: int, kind: str) -> tuple[str, int, int] | None:
     """A value given to a name in a sentence: "the staging password is …"."""
     if _VALUE_HINT.search(text, end, end + 160) is None:
-        return None  # no digit or symbol ahead: nothing strong enough to mask
+        return None  # no digit, symbol or quote ahead: nothing strong enough to mask
     link = _PROSE.match(text, end, end + 160)
     if link is not None:
         span = _value(text, link.end(), "prose")

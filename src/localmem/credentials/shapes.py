@@ -2,7 +2,8 @@
 
 `mysql -p…`, `sshpass -p …`, `docker login -p …`, `curl -u user:pass`, an
 `Authorization: Basic` or `Bearer` header with a literal value, the password in
-a URL's user part, and a PEM private key (a service account's JSON file holds
+a URL's user part, the signature of a signed URL (`sig=`, `X-Amz-Signature=`),
+and a PEM private key (a service account's JSON file holds
 one, `\n` escapes and all). Each shape has literal markers (a text without them
 costs one substring scan), bounded repeats, and a check of the value it found.
 """
@@ -23,9 +24,11 @@ if TYPE_CHECKING:
 
 
 class Shape:
-    """A pattern with literal markers; its group `v` is the span to mask."""
+    """A pattern with literal markers; its group `v` is the span to mask. `needs`: what
+    every match also holds, looked for once the markers are found (`-p` after `mysql`),
+    so a text full of a marker and without it costs no attempt of the pattern."""
 
-    __slots__ = ("any_case", "check", "kind", "markers", "pattern")
+    __slots__ = ("any_case", "check", "kind", "markers", "needs", "pattern")
 
     def __init__(
         self,
@@ -34,9 +37,11 @@ class Shape:
         source: str,
         check: Callable[[str], bool] | None = None,
         flags: int = 0,
+        needs: tuple[str, ...] = (),
     ) -> None:
         self.kind = kind
         self.markers = markers
+        self.needs = needs
         self.check = check
         self.pattern = Lazy(source, flags)
         self.any_case = bool(flags & re.IGNORECASE)  # its markers are looked for lower-cased
@@ -77,6 +82,7 @@ SHAPES: tuple[Shape, ...] = (
         r"(?<![A-Za-z0-9_])(?:mysql|mysqldump|mysqladmin|mariadb)(?:[ \t]{1,8}[^\s]{1,80}){0,8}?"
         r"[ \t]+-p" + _FLAG_VALUE,
         _literal,
+        needs=("-p",),
     ),
     Shape(
         "password",
@@ -91,6 +97,7 @@ SHAPES: tuple[Shape, ...] = (
         + _FLAG_VALUE,
         _literal,
         re.IGNORECASE,
+        needs=("-p",),
     ),
     Shape(
         "password",
@@ -106,6 +113,13 @@ SHAPES: tuple[Shape, ...] = (
         r"\b(?:login|logins|credentials?|creds|account)\b[^\n:=]{0,40}[:=][ \t]*"
         r"[A-Za-z0-9._@-]{1,64}[ \t]+/[ \t]+(?P<v>[^\s]{6,128})",
         lambda v: values.strong(v.rstrip(".,;")),
+        re.IGNORECASE,
+    ),
+    Shape(  # a signed URL (Azure SAS, S3 and GCS presigned): its signature grants access
+        "url-signature",
+        ("sig=", "signature="),
+        r"""[?&](?:sig|signature|x-amz-signature|x-goog-signature)=(?P<v>[^&\s#'"<>]{16,1024})""",
+        lambda v: not values.placeholder(v) and not values.made_up(v),
         re.IGNORECASE,
     ),
     Shape(
@@ -139,9 +153,12 @@ def _markers(shapes: tuple[Shape, ...]) -> tuple[Markers, Markers]:
 
 def _shapes(text: str, shapes: tuple[Shape, ...]) -> Iterator[tuple[str, int, int]]:
     exact, any_case = _markers(shapes)
-    wanted = exact.wanted(text) | any_case.wanted(text.lower())
+    lowered = text.lower()
+    wanted = exact.wanted(text) | any_case.wanted(lowered)
     for index in sorted(wanted):
         shape = shapes[index]
+        if shape.needs and not all(n in (lowered if shape.any_case else text) for n in shape.needs):
+            continue
         for match in shape.pattern.finditer(text):
             start, end = _masked_span(match)
             if shape.check is None or shape.check(text[start:end]):

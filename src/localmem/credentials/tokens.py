@@ -85,13 +85,13 @@ def _prefixed(
 
 
 def _jwt_header(value: str) -> bool:
-    """A JWT's first part decodes to a JSON header naming its algorithm."""
+    """A JWT's first part decodes to a JSON header naming its algorithm or its type."""
     head = value.split(".", 1)[0]
     try:
         decoded = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
     except (binascii.Error, ValueError):
         return False
-    return decoded.startswith(b"{") and b'"alg"' in decoded
+    return decoded.startswith(b"{") and (b'"alg"' in decoded or b'"typ"' in decoded)
 
 
 def _jwt_inside(value: str) -> bool:
@@ -157,8 +157,9 @@ TOKENS: tuple[Token, ...] = (
     # hash may be followed by `.`, a sentence's full stop (masked with it, if it fits).
     Token(
         "password-hash",
-        ("$1$", "$5$", "$6$", "$2a$", "$2b$", "$2y$", "$apr1$", "$y$"),
+        ("$1$", "$5$", "$6$", "$2a$", "$2b$", "$2y$", "$apr1$", "$y$", "$8$", "$9$"),
         r"(?<![\w$])(?:\$(?:1|5|6)\$(?:rounds=[0-9]{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{22,86}"
+        r"|\$[89]\$[./A-Za-z0-9]{14}\$[./A-Za-z0-9]{43}"  # Cisco IOS type 8 and 9
         r"|\$2[aby]\$[0-9]{2}\$[./A-Za-z0-9]{53}|\$apr1\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}"
         r"|\$y\$[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{1,86}\$[./A-Za-z0-9]{43})(?![/A-Za-z0-9])",
     ),
@@ -301,6 +302,7 @@ TOKENS: tuple[Token, ...] = (
         r"(?<![A-Za-z0-9_])sg(?:p|ph|s)_(?:[a-fA-F0-9]{16}_)?[a-fA-F0-9]{40}(?![A-Za-z0-9_])",
     ),
     _prefixed("databricks-token", ("dapi",), "[a-f0-9]", 32, 32),
+    _prefixed("openshift-token", ("sha256~",), _URLSAFE, 43, 43),  # OAuth access tokens
     _prefixed("linear-key", ("lin_api_",), _ALNUM, 40, 40),
     Token(
         "postman-key",
@@ -383,12 +385,20 @@ TOKENS: tuple[Token, ...] = (
     _prefixed("clojars-token", ("CLOJARS_",), "[a-z0-9]", 60, 60),
     _prefixed("docker-swarm-key", ("SWMTKN-1-",), "[a-z0-9-]", 70, 90),
     _prefixed("newrelic-key", ("NRRA-", "NRIQ-"), "[A-Za-z0-9_-]", 30, 50),
-    # JWTs: signed, unsigned (`alg: none`, an empty signature), and wrapped in base64.
+    # JWTs: signed, unsigned (`alg: none`, an empty signature), with an opaque payload, and
+    # wrapped in base64.
     Token(
         "jwt",
         ("eyJ",),
         r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,4096}\.eyJ[A-Za-z0-9_-]{4,8192}\."
         r"(?:[A-Za-z0-9_-]{8,4096}|(?![A-Za-z0-9_-]))",
+        check=_jwt_header,
+    ),
+    Token(  # a JWS whose payload is not JSON (opaque, or encrypted): signed all the same
+        "jwt",
+        ("eyJ",),
+        r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,4096}\.[A-Za-z0-9_-]{16,8192}\."
+        r"[A-Za-z0-9_-]{16,4096}(?![A-Za-z0-9_.-])",
         check=_jwt_header,
     ),
     Token(
@@ -421,11 +431,16 @@ def scan(text: str) -> Iterator[tuple[str, int, int]]:
             if rule.body is not None and len(value) < rule.minimum:
                 joined = _joined(rule, text, end)
                 whole = "".join(text[start:joined].split())
-                if len(whole) >= rule.minimum and (rule.check is None or rule.check(whole)):
+                if len(whole) >= rule.minimum and _fits(rule, whole):
                     yield rule.kind, start, joined
                     continue
-            if rule.check is None or rule.check(value):
+            if _fits(rule, value):
                 yield rule.kind, start, end
+
+
+def _fits(rule: Token, value: str) -> bool:
+    """The rule's own check, and not a value typed to fill the shape (`SG.xxxx…`)."""
+    return (rule.check is None or rule.check(value)) and not values.made_up(value)
 
 
 _RUNS: dict[str, Lazy] = {}

@@ -39,6 +39,7 @@ _DOTTED_NAME = Lazy(
     r"[A-Za-z_$][A-Za-z0-9_$]{0,64}(?:\.[A-Za-z_$][A-Za-z0-9_$]{0,64}){1,16}(?:\(\))?"
 )
 _NAME = Lazy(r"[A-Za-z_][A-Za-z0-9_]{0,128}")
+_ROUTE = Lazy(r"[a-z][a-z0-9_]{0,64}(?:/[a-z][a-z0-9_]{0,64}){0,8}#[a-z][a-z0-9_]{0,64}")
 _CAMEL_PART = Lazy(r"[A-Z]?[a-z]{1,64}|[A-Z]{1,64}(?![a-z])")
 _VOWEL = Lazy(r"[aeiouyAEIOUY]")
 _SELECTOR = Lazy(r"[#.][a-z][a-z-]{0,64}")
@@ -46,6 +47,7 @@ _TEMPLATE = Lazy(  # a value that only points at one: ${VAR}, {{ x }}, %s, %(nam
     r"\$\{[A-Za-z_][A-Za-z0-9_.]{0,64}\}|\{\{[^{}]{0,128}\}\}|%(?:\([A-Za-z_]{1,32}\))?[sdr](?![A-Za-z0-9])"
     r"|\{[0-9]?\}"
 )
+_TEMPLATE_START = Lazy(r"\{\{[^{}]{0,128}\}\}")  # `{{ name }}` at the start of a value
 _CALL_EXPRESSION = Lazy(r"[A-Za-z_$][\w.$:>-]{0,128}\([^()]{0,256}\)")
 _WORD_RUN = Lazy(r"[A-Z][a-z]{2,64}|[a-z]{4,64}")
 _VOWEL_IN = Lazy(r"[aeiouy]")
@@ -72,6 +74,12 @@ _ARTIFACT = Lazy(
     r"[a-z][a-z0-9]{0,64}(?:[-_.][a-z0-9]{1,64}){0,8}[-:@]v?\d{1,8}(?:\.\d{1,8}){1,4}"
     r"(?:[-.][A-Za-z0-9]{1,16}){0,2}"
 )
+_JOINED_WORDS = Lazy(r"[^\W\d_]{1,64}(?:[-_.][^\W\d_]{1,64}){1,16}")
+_JOIN = Lazy(r"[-_.]")
+_SECRET_WORDS = frozenset(
+    {"key", "token", "secret", "secrets", "password", "passwd", "pwd", "credential",
+     "credentials", "creds", "passphrase", "apikey"}
+)  # fmt: skip
 _DATE_TIME = Lazy(r"\d{1,4}[-/:.]\d{1,2}(?:[-/:.T ]\d{1,4}){0,5}Z?")
 
 
@@ -98,13 +106,15 @@ def placeholder(value: str) -> bool:
     bare = value.strip().strip("'\"`").rstrip("=")
     if len(bare) < 4:
         return True
-    if bare[0] in "<$[(" or bare.startswith(("#{", "{{", "&lt;", "***", "%", "@@")):
-        return True  # <your password>, $TOKEN, ${API_KEY}, %PASS%, {{ secret }}, [redacted: x]
-    if _SELECTOR.fullmatch(bare):
+    if bare[0] in "<$[(" or bare.startswith(("#{", "&lt;", "***", "%", "@@")):
+        return True  # <your password>, $TOKEN, ${API_KEY}, %PASS%, [redacted: x]
+    if bare.startswith("{{") and _TEMPLATE_START.match(bare):
+        return True  # {{ secret }}, {{ .Values.token }}: a template opens it, whole
+    if bare[0] in "#." and _SELECTOR.fullmatch(bare):
         return True  # "#add-password": a CSS selector
     if _ELISION_CHARS.issuperset(bare):
         return True  # ..., ****, xxxx, 0000
-    if "..." in bare or "…" in bare or _TEMPLATE.search(bare):
+    if "..." in bare or "…" in bare or (("{" in bare or "%" in bare) and _TEMPLATE.search(bare)):
         return True  # sk-..., abc...xyz, Bearer ${token}, "--password=%s"
     lowered = bare.lower()
     if lowered.rstrip("?![]") in PLACEHOLDER_WORDS or lowered.strip("_-") in PLACEHOLDER_WORDS:
@@ -118,6 +128,20 @@ def placeholder(value: str) -> bool:
     return _made_up(lowered)
 
 
+def made_up(value: str) -> bool:
+    """A value typed to look like a key (`SG.xxxx…`, `AKIA0000…`, `abcdef123456`), whatever
+    its first character (`placeholder` also reads a leading `$` or `<` as a reference)."""
+    return _made_up(value.lower())
+
+
+def secret_name(value: str) -> bool:
+    """Words joined by `-`, `_` or `.`, one of them a credential's word: the name of a
+    secret kept elsewhere (`db-password`, `github-access-token`), not the secret."""
+    if _JOINED_WORDS.fullmatch(value) is None:
+        return False
+    return any(part in _SECRET_WORDS for part in _JOIN.split(value.lower()))
+
+
 def _made_up(lowered: str) -> bool:
     """A value typed to look like a key: a run of one character (`aaaaaaaa`, `xxxx`),
     the alphabet or the digits in order (`abcdefgh`, `123456`), `a1b2c3d4`, or a few
@@ -127,8 +151,8 @@ def _made_up(lowered: str) -> bool:
     if _RUN.search(lowered) and not _drawn_around_runs(lowered):
         return True
     for width in (1, 2, 3, 4) if len(lowered) <= 128 else ():
-        unit = lowered[:width]
-        if len(lowered) >= 3 * width and (unit * (len(lowered) // width + 1)).startswith(lowered):
+        # `width` characters repeated: the text equals itself moved by `width`.
+        if len(lowered) >= 3 * width and lowered[width:] == lowered[:-width]:
             return True
     return lowered.count("x") * 2 > len(lowered) > 8
 
@@ -163,12 +187,16 @@ def reference(value: str) -> bool:
         return True
     if bare.startswith(("/", "~/", "./", "../", "file:")) or bare[1:3] == ":\\":
         return True  # PWD=/home/me/src is a folder, not a password
-    if _CALL_EXPRESSION.fullmatch(bare):
+    if bare.endswith(")") and _CALL_EXPRESSION.fullmatch(bare):
         return True  # getpass(), read_secret(name)
     if bare.startswith("_") and _NAME.fullmatch(bare):
         return True  # _core_token: a private name
+    if "#" in bare and _ROUTE.fullmatch(bare):
+        return True  # "accounts/passwords#update": a route's controller and action
     # req.headers.authorization, settings.DB_PASSWORD (with a digit it may be a password)
-    return bool(_DOTTED_NAME.fullmatch(bare)) and not any(ch.isdigit() for ch in bare)
+    return (
+        "." in bare and bool(_DOTTED_NAME.fullmatch(bare)) and not any(ch.isdigit() for ch in bare)
+    )
 
 
 def word_like(value: str) -> bool:
@@ -180,7 +208,9 @@ def identifier_like(value: str) -> bool:
     """A name in code with no digits: snake_case, UPPER_SNAKE, or camelCase and
     PascalCase made of word-like parts (`serverAuth`, `BasicAuth`; random letters such
     as `dedFhRazrKmXC` have one-letter or vowelless parts)."""
-    if _IDENTIFIER.fullmatch(value) is None or any(ch.isdigit() for ch in value):
+    if not value.replace("_", "").isalpha():
+        return False  # a digit, or a character no name holds
+    if _IDENTIFIER.fullmatch(value) is None:
         return False
     if "_" in value:
         return True
@@ -191,13 +221,16 @@ def identifier_like(value: str) -> bool:
 def plain_datum(value: str) -> bool:
     """A version, a package's coordinate, a number with a unit, a date or a time: data,
     not a secret."""
-    return bool(
-        value.isdigit()
-        or _VERSION.fullmatch(value)
-        or _ARTIFACT.fullmatch(value)
-        or _NUMBER_UNIT.fullmatch(value)
-        or _DATE_TIME.fullmatch(value)
-    )
+    if value.isdigit():
+        return True
+    first = value[:1]
+    # Each shape's first character, looked at before its pattern is tried.
+    if first.isdigit() or first == "v":
+        if _VERSION.fullmatch(value) or _NUMBER_UNIT.fullmatch(value):
+            return True
+        if _DATE_TIME.fullmatch(value):
+            return True
+    return "a" <= first <= "z" and _ARTIFACT.fullmatch(value) is not None
 
 
 def wordy(piece: str) -> bool:
