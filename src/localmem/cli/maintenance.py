@@ -15,7 +15,7 @@ import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,6 +23,9 @@ import localmem
 from localmem import paths
 from localmem.cli.progress import working
 from localmem.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from localmem.memory.transfer.restore import RestoreReport
 
 
 def _echo_json(payload: object) -> None:
@@ -303,8 +306,21 @@ def _progress(doing: str = "restoring") -> Callable[[int, int], None] | None:
     return show
 
 
+def _report_payload(report: RestoreReport) -> dict[str, Any]:
+    """`restore --json`'s keys (and `migrate --json`'s): `redacted` only when something
+    was masked on the way (rules newer than the source's)."""
+    from localmem.memory.payload import redacted_payload
+
+    payload = dataclasses.asdict(report)
+    payload["warnings"] = list(report.warnings)
+    del payload["redacted"]
+    if report.redacted:
+        payload["redacted"] = redacted_payload(report.redacted)
+    return payload
+
+
 def run_restore(path: str, as_json: bool) -> None:
-    from localmem.memory.payload import redacted_payload, redacted_text
+    from localmem.memory.payload import redacted_text
     from localmem.memory.transfer.export import read_source
     from localmem.memory.transfer.restore import restore
 
@@ -312,12 +328,7 @@ def run_restore(path: str, as_json: bool) -> None:
     with localmem.open() as store:
         report = restore(store, source, progress=_progress())
     if as_json:
-        payload = dataclasses.asdict(report)
-        payload["warnings"] = list(report.warnings)
-        del payload["redacted"]
-        if report.redacted:
-            payload["redacted"] = redacted_payload(report.redacted)
-        _echo_json(payload)
+        _echo_json(_report_payload(report))
         return
     click.echo(
         f"restored {report.total} memories from {path} ({report.source}): {report.added} added, "
@@ -347,13 +358,8 @@ def run_migrate(target: str, as_json: bool) -> None:
     source = paths.memory_db()
     report = migrate(source, Path(target), progress=_progress("copying"))
     if as_json:
-        from localmem.memory.payload import redacted_payload
-
-        payload = {"from": str(source), "to": target, **dataclasses.asdict(report)}
-        payload["warnings"] = list(report.warnings)
-        del payload["redacted"], payload["source"]
-        if report.redacted:  # rules newer than the source's masked more on the way
-            payload["redacted"] = redacted_payload(report.redacted)
+        payload = {"from": str(source), "to": target, **_report_payload(report)}
+        del payload["source"]
         _echo_json(payload)
         return
     click.echo(
