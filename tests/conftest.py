@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +12,13 @@ from pathlib import Path
 import pytest
 
 BIN = Path(sys.executable).parent
+
+# A suite started in the background by a shell without job control (`make test &`,
+# nohup) inherits SIGINT ignored, and an ignored signal stays ignored across exec: the
+# tests that press Ctrl-C on a child would then wait in vain. A handled signal is reset
+# to the default at exec, so the children get a real Ctrl-C again.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
