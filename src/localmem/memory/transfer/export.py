@@ -366,7 +366,9 @@ def _reference(document: dict[str, Any], where: str) -> Source:
     unique: dict[str, Incoming] = {}
     for memory in memories:
         unique.setdefault(memory.key, memory)
-    out = _trusted_links(list(unique.values()), warnings)
+    from localmem.memory.transfer.reference_links import trusted_links
+
+    out = trusted_links(list(unique.values()), warnings)
     _check_links(out, where)
     return Source("reference", tuple(out), tuple(warnings))
 
@@ -378,43 +380,6 @@ def _clamped_counts(raw: dict[str, Any]) -> dict[str, int]:
         for name, floor in floors.items()
         if isinstance(value := raw.get(name), int) and not isinstance(value, bool)
     }
-
-
-def _trusted_links(memories: list[Incoming], warnings: list[str]) -> list[Incoming]:
-    """Drop the reference tool's links our rules refuse (section 5), saying which.
-
-    Its ids are "mapped, not trusted": a link across workspaces (other than a global
-    correction) or one that closes a loop is left out rather than refusing the file,
-    which its user could not re-export any differently.
-    """
-    from dataclasses import replace
-
-    by_key = {m.key: m for m in memories}
-    for memory in memories:
-        correction = by_key.get(memory.superseded_by or "")
-        if correction is not None and correction.workspace not in (memory.workspace, GLOBAL):
-            warnings.append(
-                f"{memory.content[:60]!r} ({memory.workspace}) was linked to a correction in "
-                f"{correction.workspace!r}; restored without that link"
-            )
-            by_key[memory.key] = replace(memory, superseded_by=None)
-    for key in list(by_key):
-        seen = {key}
-        link = by_key[key].superseded_by
-        while link is not None and link in by_key:
-            if link == key:  # back at the start: its own link closes the loop
-                memory = by_key[key]
-                warnings.append(
-                    f"{memory.content[:60]!r} closed a loop of corrections; restored without "
-                    "that link"
-                )
-                by_key[key] = replace(memory, superseded_by=None)
-                break
-            if link in seen:  # a loop further on: broken when its own members come up
-                break
-            seen.add(link)
-            link = by_key[link].superseded_by
-    return list(by_key.values())
 
 
 def parse_export(text: str, where: str) -> Source:
