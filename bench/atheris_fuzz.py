@@ -32,6 +32,7 @@ with atheris.instrument_imports():
     from localmem import chat
     from localmem.errors import LocalmemError
     from localmem.facts import rules
+    from localmem.memory.backend import sqlite_index
     from localmem.memory.search import ranking, tokens
     from localmem.memory.transfer.export import parse_export
 
@@ -74,7 +75,8 @@ def one_input(data: bytes) -> None:
             terms = ranking.query_terms(text)
             if terms:
                 FTS.execute(
-                    "SELECT rowid FROM f WHERE f MATCH ?", (ranking.match_expression(terms, [1]),)
+                    "SELECT rowid FROM f WHERE f MATCH ?",
+                    (sqlite_index.match_expression(terms, [1]),),
                 ).fetchall()
         elif choice == 4:
             parse_export(text, "the file")

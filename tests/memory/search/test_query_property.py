@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import localmem
+from localmem.memory.backend import sqlite_index
 from localmem.memory.search import ranking, tokens
 from localmem.memory.store import Store
 
@@ -89,7 +90,7 @@ def test_match_expression_only_quotes_our_tokens(text: str) -> None:
         assert term and '"' not in term and tokens.is_meaningful(term)
         assert all(ch.isalnum() for ch in term)
     if terms:
-        expression = ranking.match_expression(terms, [1, 2])
+        expression = sqlite_index.match_expression(terms, [1, 2])
         assert expression.count('"') == 2 * (len(terms) + 2)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import sqlite3
 
+from localmem.memory import backend
 from localmem.memory.search import tokens
 
 TYPE_CHECKING = False  # typing itself is too dear for the prompt-hook path
@@ -44,24 +45,19 @@ def _compiled() -> list[re.Pattern[str]]:
     return _patterns
 
 
-def ws_term(workspace_id: int) -> str:
-    """The single index term naming a workspace (lives in the `ws` column only)."""
-    return f"w{workspace_id}"
-
-
 def doc_terms(content: str, keywords: Iterable[str]) -> set[str]:
     """The distinct meaningful terms a memory is found by (content and keywords)."""
     return _indexed(content, list(keywords))[3]
 
 
-def _indexed(content: str, keywords: list[str]) -> tuple[str, str, list[str], set[str]]:
+def _indexed(content: str, keywords: list[str]) -> tuple[list[str], list[str], list[str], set[str]]:
     """(body terms, keyword terms, content's meaningful terms, all meaningful terms),
     tokenizing each text once."""
     body, meaningful = tokens.analyze(content)
     kw, kw_meaningful = tokens.analyze(" ".join(keywords))
     found = set(meaningful)
     found.update(kw_meaningful)
-    return " ".join(body), " ".join(kw), meaningful, found
+    return body, kw, meaningful, found
 
 
 def add_terms(
@@ -74,10 +70,7 @@ def add_terms(
     """Index a memory: its FTS entry and the document frequency of its terms.
     Returns the content's meaningful terms (what `memories.terms` stores)."""
     body, kw, meaningful, found = _indexed(content, list(keywords))
-    conn.execute(
-        "INSERT INTO memories_fts(rowid, body, kw, ws) VALUES (?, ?, ?, ?)",
-        (memory_id, body, kw, ws_term(workspace_id)),
-    )
+    backend.index_of(conn).insert(conn, memory_id, body, kw, workspace_id)
     conn.executemany(
         "INSERT INTO term_df(term, df) VALUES (?, 1) ON CONFLICT(term) DO UPDATE SET df = df + 1",
         [(term,) for term in found],
@@ -94,10 +87,7 @@ def remove_terms(
 ) -> None:
     """Undo `add_terms` for the same values."""
     body, kw, _meaningful, found = _indexed(content, list(keywords))
-    conn.execute(
-        "INSERT INTO memories_fts(memories_fts, rowid, body, kw, ws) VALUES ('delete', ?, ?, ?, ?)",
-        (memory_id, body, kw, ws_term(workspace_id)),
-    )
+    backend.index_of(conn).delete(conn, memory_id, body, kw, workspace_id)
     gone = [(term,) for term in found]
     conn.executemany("UPDATE term_df SET df = df - 1 WHERE term = ?", gone)
     conn.executemany("DELETE FROM term_df WHERE term = ? AND df <= 0", gone)
@@ -157,7 +147,7 @@ def rebuild(conn: sqlite3.Connection, *, entities: bool = False) -> int:
     entries, stored terms, term frequencies, and with `entities` the entity links.
     Returns how many memories were indexed. `doctor --repair` and a tokenizer change
     use it; a memory whose workspace has no row gets one first."""
-    conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('delete-all')")
+    backend.index_of(conn).delete_all(conn)
     conn.execute("DELETE FROM term_df")
     if entities:
         conn.execute("DELETE FROM memory_entities")

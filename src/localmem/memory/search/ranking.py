@@ -8,7 +8,8 @@ returns scored candidates best first, each tagged with the stage that found it.
 How it ranks (decisions 87-90 say why, with the `localmem eval` tables):
 1. The query's meaningful terms (stopwords on the written word, folded, stemmed;
    a query of stopwords alone has none and matches nothing) are quoted by us and
-   OR-ed in an FTS5 MATCH, so no user text ever reaches FTS5's query syntax.
+   OR-ed in the index's query (`backend.index_of`), so no user text ever reaches
+   FTS5's query syntax, and PostgreSQL's ranks by the same bm25.
 2. Only the rarer of those terms are looked up (their postings fit a fixed
    budget, the rarest always included), so the cost does not grow with the
    store; BM25 with keywords at 0.7 of the content's weight picks candidates.
@@ -37,6 +38,7 @@ from __future__ import annotations
 import math
 import sqlite3
 
+from localmem.memory import backend
 from localmem.memory.search import index, tokens
 
 TYPE_CHECKING = False  # the prompt-hook path ranks too: no typing/dataclasses at run time
@@ -105,16 +107,6 @@ def select_terms(df: dict[str, int], budget: int = POSTING_BUDGET) -> list[str]:
     return chosen
 
 
-def match_expression(terms: list[str], ws_ids: list[int] | None) -> str:
-    """An FTS5 MATCH string built only from our own quoted tokens (never raises)."""
-    words = " OR ".join(f'"{term}"' for term in terms)
-    expression = f"{{body kw}}:({words})"
-    if ws_ids is not None:
-        scope = " OR ".join(f'"{index.ws_term(i)}"' for i in ws_ids)
-        expression = f"ws:({scope}) AND {expression}"
-    return expression
-
-
 def candidates(
     conn: sqlite3.Connection,
     terms: list[str],
@@ -127,24 +119,12 @@ def candidates(
 ) -> list[int]:
     """The `want` memories holding the most weight of `terms`, newest first among equals.
 
-    One index lookup per term and no ranking function: FTS5's bm25() weighs every
-    phrase of the query, the workspace term included, by counting its rows, a cost
-    that grows with the store. The write path's similarity checks use this; a
-    recall uses bm25 (below), which ranks better and stays within budget here.
+    No ranking function: the write path's similarity checks use this; a recall
+    uses bm25 (below), which ranks better and stays within budget there.
     """
     found: dict[int, float] = {}
-    for term in terms:
-        if kind is None:
-            sql = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?"
-            params: tuple[object, ...] = (match_expression([term], ws_ids),)
-        else:
-            sql = (
-                "SELECT m.id FROM memories_fts JOIN memories AS m ON m.id = memories_fts.rowid "
-                "WHERE memories_fts MATCH ? AND m.kind = ?"
-            )
-            params = (match_expression([term], ws_ids), kind)
-        for (memory_id,) in conn.execute(sql, params):
-            found[memory_id] = found.get(memory_id, 0.0) + weight[term]
+    for memory_id, held in backend.index_of(conn).holding(conn, terms, ws_ids, kind).items():
+        found[memory_id] = sum(weight[term] for term in held)
     if exclude:
         for memory_id in exclude:
             found.pop(memory_id, None)
@@ -218,17 +198,12 @@ def _lexical(
     # +0.5 keep a tiny store sane (a word in every memory still weighs log 2).
     weight = {t: _idf(total, df.get(t, 0)) for t in terms}
     whole = sum(weight.values())
-    # The index alone orders by BM25 (no join: a join would read every matching row
-    # of `memories` before the LIMIT); filters apply to the few rows it returns.
+    # The index alone orders by BM25; filters apply to the few rows it returns.
     want = max(MIN_CANDIDATES, limit * CANDIDATE_FACTOR) + len(exclude or ())
     if kind is not None:
         want *= KIND_FACTOR
-    top = conn.execute(
-        "SELECT rowid, bm25(memories_fts, 1.0, ?, 0.0) AS r FROM memories_fts "
-        "WHERE memories_fts MATCH ? ORDER BY r LIMIT ?",
-        (KEYWORD_WEIGHT, match_expression(select_terms(df), ws_ids), want),
-    ).fetchall()
-    strength_of = {int(i): max(0.0, -float(r)) for i, r in top if not exclude or i not in exclude}
+    top = backend.index_of(conn).bm25_top(conn, select_terms(df), ws_ids, KEYWORD_WEIGHT, want)
+    strength_of = {i: strength for i, strength in top if not exclude or i not in exclude}
     if not strength_of:
         return []
     marks = ",".join("?" * len(strength_of))

@@ -1,0 +1,96 @@
+"""The full-text index on SQLite: a contentless FTS5 table, `memories_fts`.
+
+Columns: body (content terms), kw (keyword terms), ws (one term naming the
+workspace, so the workspace filter runs inside the index). Contentless, so a
+row is removed by handing FTS5 the exact terms it indexed. Every term is one of
+ours (`tokens`), quoted by us: no user text reaches FTS5's query syntax.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+TYPE_CHECKING = False  # the prompt-hook path ranks through here: no typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+
+def ws_term(workspace_id: int) -> str:
+    """The single index term naming a workspace (lives in the `ws` column only)."""
+    return f"w{workspace_id}"
+
+
+def insert(
+    conn: sqlite3.Connection, memory_id: int, body: list[str], kw: list[str], ws_id: int
+) -> None:
+    conn.execute(
+        "INSERT INTO memories_fts(rowid, body, kw, ws) VALUES (?, ?, ?, ?)",
+        (memory_id, " ".join(body), " ".join(kw), ws_term(ws_id)),
+    )
+
+
+def delete(
+    conn: sqlite3.Connection, memory_id: int, body: list[str], kw: list[str], ws_id: int
+) -> None:
+    conn.execute(
+        "INSERT INTO memories_fts(memories_fts, rowid, body, kw, ws) VALUES ('delete', ?, ?, ?, ?)",
+        (memory_id, " ".join(body), " ".join(kw), ws_term(ws_id)),
+    )
+
+
+def delete_all(conn: sqlite3.Connection) -> None:
+    conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('delete-all')")
+
+
+def match_expression(terms: Iterable[str], ws_ids: list[int] | None) -> str:
+    """An FTS5 MATCH string built only from our own quoted tokens (never raises)."""
+    words = " OR ".join(f'"{term}"' for term in terms)
+    expression = f"{{body kw}}:({words})"
+    if ws_ids is not None:
+        scope = " OR ".join(f'"{ws_term(i)}"' for i in ws_ids)
+        expression = f"ws:({scope}) AND {expression}"
+    return expression
+
+
+def holding(
+    conn: sqlite3.Connection, terms: list[str], ws_ids: list[int] | None, kind: str | None
+) -> dict[int, list[str]]:
+    """The memories in scope (and of `kind`) holding any of `terms`, with the terms each holds.
+
+    One index lookup per term and no ranking function: FTS5's bm25() weighs every
+    phrase of the query, the workspace term included, by counting its rows, a cost
+    that grows with the store."""
+    found: dict[int, list[str]] = {}
+    for term in terms:
+        if kind is None:
+            sql = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?"
+            params: tuple[object, ...] = (match_expression([term], ws_ids),)
+        else:
+            sql = (
+                "SELECT m.id FROM memories_fts JOIN memories AS m ON m.id = memories_fts.rowid "
+                "WHERE memories_fts MATCH ? AND m.kind = ?"
+            )
+            params = (match_expression([term], ws_ids), kind)
+        for (memory_id,) in conn.execute(sql, params):
+            found.setdefault(memory_id, []).append(term)
+    return found
+
+
+def bm25_top(
+    conn: sqlite3.Connection,
+    terms: list[str],
+    ws_ids: list[int] | None,
+    keyword_weight: float,
+    want: int,
+) -> list[tuple[int, float]]:
+    """The `want` memories in scope best by bm25 over `terms` (keywords at
+    `keyword_weight` of the content's weight): (id, strength >= 0), best first.
+
+    The index alone orders (no join: a join would read every matching row of
+    `memories` before the LIMIT)."""
+    top = conn.execute(
+        "SELECT rowid, bm25(memories_fts, 1.0, ?, 0.0) AS r FROM memories_fts "
+        "WHERE memories_fts MATCH ? ORDER BY r LIMIT ?",
+        (keyword_weight, match_expression(terms, ws_ids), want),
+    ).fetchall()
+    return [(int(i), max(0.0, -float(r))) for i, r in top]
