@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	# An old pip writes console-script wrappers that import `re`, a third of start-up here.
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,semantic]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,semantic,postgres]'
 	touch $(STAMP)
 
 lint: $(STAMP)

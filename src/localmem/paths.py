@@ -7,7 +7,7 @@ on `str` paths; the `Path` helpers for the rest of the package wrap them.
 
 - `data_home()`, `facts_folder()`, `memory_db_file()`: the locations of SPEC
   sections 3 and 5, each rule written once (`facts_dir()` / `memory_db()` give
-  them as `Path`).
+  them as `Path`, or a team store's URL as `StoreURL`).
 - `refuse_facts_folder()`: the privacy boundary of SPEC section 2 for any path a
   memory-store command is given: the facts folder, anything in it and any
   folder holding it are refused.
@@ -27,7 +27,6 @@ TYPE_CHECKING = False  # `typing` is not imported at run time (start-up budget)
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
-
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 
@@ -50,25 +49,58 @@ def memory_db_location() -> str:
 
 
 def memory_db_file() -> str:
-    """The memory database file; a PostgreSQL URL in $LOCALMEM_DB is refused."""
+    """The memory store's location: a database file, or a team store's URL (checked)."""
     location = memory_db_location()
-    refuse_url(location)
+    if is_store_url(location):
+        check_store_url(location)
     return location
 
 
-def refuse_url(path: str | os.PathLike[str], setting: str = "LOCALMEM_DB") -> None:
-    """Refuse a `postgresql://` location in one sentence: this build has only the
-    SQLite store, and a URL taken as a path would make a folder called `postgresql:`
-    and a local file the user believes is shared (decision 208)."""
-    text = os.fspath(path)
-    scheme, colon, rest = text.partition(":")
-    if colon and rest.startswith("/") and scheme.lower() in ("postgresql", "postgres"):
-        from localmem.errors import StoreUnavailable
+def is_store_url(location: str | os.PathLike[str]) -> bool:
+    """Whether `location` is a `postgresql://` URL rather than a file path."""
+    if not isinstance(location, str):
+        return False
+    scheme, colon, rest = location.partition(":")
+    return bool(colon) and rest.startswith("//") and scheme.lower() in ("postgresql", "postgres")
 
-        raise StoreUnavailable(
-            f"{setting} is a PostgreSQL URL, and this build of localmem stores memories "
-            f"only in a SQLite file; give {setting} a file path instead."
+
+def check_store_url(url: str, setting: str = "LOCALMEM_DB") -> None:
+    """Refuse a URL carrying a password in one sentence (decision 216): a password
+    comes only from libpq's own sources, so localmem never prints or writes one."""
+    from urllib.parse import urlsplit
+
+    try:
+        password = urlsplit(url).password
+    except ValueError as error:
+        from localmem.errors import InvalidInput
+
+        raise InvalidInput(f"{setting} is not a valid PostgreSQL URL ({error}).") from None
+    if password or "password=" in url.partition("?")[2].lower():
+        from localmem.errors import InvalidInput
+
+        raise InvalidInput(
+            f"{setting} carries a password, which localmem would then show and write into "
+            "agents' configs; remove it from the URL and give it to libpq instead "
+            "(PGPASSWORD, ~/.pgpass or a service file)."
         )
+
+
+class StoreURL(str):
+    """A team store's URL where a database path is expected (`memory_db()`): it exists
+    as far as a path check can tell, and the connection says if it holds no store.
+    `schema` is the PostgreSQL schema holding the store (`eval` uses a throwaway one)."""
+
+    schema = "localmem"
+
+    def exists(self) -> bool:
+        return True
+
+    def __fspath__(self) -> str:
+        return str(self)
+
+
+if TYPE_CHECKING:
+    Location = Path | StoreURL  # where the memory store is: a file, or a team store's URL
 
 
 def refuse_facts_folder(path: str | os.PathLike[str], consequence: str) -> None:
@@ -107,10 +139,14 @@ def localmem_dir() -> Path:
     return Path(data_home(), "localmem")
 
 
-def memory_db() -> Path:
+def memory_db() -> Location:
+    """`memory_db_file()` as a `Path`, or as a `StoreURL` for the team store."""
+    location = memory_db_file()
+    if is_store_url(location):
+        return StoreURL(location)
     from pathlib import Path
 
-    return Path(memory_db_file())
+    return Path(location)
 
 
 def ensure_folder(path: str | os.PathLike[str]) -> str:

@@ -8,6 +8,7 @@ import json
 import stat
 from pathlib import Path
 
+import pg_support
 from cli_support import run
 
 
@@ -89,7 +90,8 @@ def test_migrate_refuses_what_it_cannot_copy_to(tmp_path: Path, env: dict[str, s
     cases = {
         str(source): "is the store itself",
         str(tmp_path): "is a folder",
-        "postgresql://linh@db.internal/team": "--to is a PostgreSQL URL",
+        "postgresql://linh@db.invalid/team": "Cannot reach the team store at",
+        "postgresql://linh:secret@db.invalid/team": "--to carries a password",
     }
     for target, sentence in cases.items():
         done = run(["migrate", "--to", target], here, mine)
@@ -97,3 +99,38 @@ def test_migrate_refuses_what_it_cannot_copy_to(tmp_path: Path, env: dict[str, s
         assert "Traceback" not in done.stderr
     assert not (here / "postgresql:").exists()
     assert run(["migrate"], here, mine).returncode == 2  # --to is required
+
+
+def test_migrate_to_the_team_store_and_back_round_trips_the_export(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    here = tmp_path / "work"
+    here.mkdir()
+    source = tmp_path / "a.db"
+    mine = {**env, "LOCALMEM_DB": str(source)}
+    for args in (
+        ["add", "Deploys go through scripts/release.sh", "-w", "shop"],
+        ["add", "Deploys go through the release workflow", "-w", "shop", "--supersedes", "1"],
+        ["add", "Use pnpm, never npm", "-w", "global", "--kind", "lesson", "-K", "node"],
+        ["add", "Use pnpm, never npm", "-w", "global"],
+        ["search", "deploy"],
+    ):
+        assert run(args, here, mine).returncode == 0, args
+    before = _digest(source)
+    exported = run(["export"], here, mine).stdout
+    url = pg_support.fresh_url(schema=False)
+    done = run(["migrate", "--to", url, "--json"], here, mine)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["total"], report["added"], report["to"]) == (3, 3, url)
+    assert _digest(source) == before
+    team = {**env, "LOCALMEM_DB": url}
+    assert run(["export"], here, team).stdout == exported
+    # And back again, from the team store into a new file.
+    back = tmp_path / "back.db"
+    done = run(["migrate", "--to", str(back)], here, team)
+    assert done.returncode == 0, done.stderr
+    assert run(["export"], here, {**env, "LOCALMEM_DB": str(back)}).stdout == exported
+    again = run(["migrate", "--to", url], here, mine)
+    assert "0 added, 0 merged, 3 already there" in again.stdout
+    pg_support.drop(url)

@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp_support import SNAPSHOT, assert_one_sentence, call, stdio_session
+from store_support import location_fixture  # noqa: F401 (fixture)
 
 RFC3339_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|\+00:00)$")
 RESULT_KEYS = {
@@ -29,12 +30,12 @@ RESULT_KEYS = {
 
 
 @pytest.fixture
-def env(env: dict[str, str]) -> dict[str, str]:
+def env(env: dict[str, str], location: str) -> dict[str, str]:
     # The lexical contract, whatever is installed: once its vectors are caught up (a
     # matter of timing), the semantic view may add a weak guess to a query that matches
     # no word, which these exact assertions do not expect. tests/mcp/test_mcp_semantic.py
-    # covers the view.
-    return {**env, "LOCALMEM_SEMANTIC": "off"}
+    # covers the view. Every test runs on both backends (`location`).
+    return {**env, "LOCALMEM_SEMANTIC": "off", "LOCALMEM_DB": location}
 
 
 @pytest.fixture

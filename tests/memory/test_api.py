@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from store_support import location_fixture  # noqa: F401 (fixture)
 
 import localmem
 from localmem.errors import InvalidInput, NotFound, StoreUnavailable
@@ -27,9 +28,9 @@ class Clock:
         self.now += timedelta(seconds=seconds)
 
 
-def test_open_add_search_get(tmp_path: Path) -> None:
+def test_open_add_search_get(location: str) -> None:
     clock = Clock()
-    with localmem.open(tmp_path / "m.db", clock=clock) as store:
+    with localmem.open(location, clock=clock) as store:
         assert store.is_empty()
         added = store.add(
             "Run the test suite with `make test`; it bootstraps the venv",
@@ -53,13 +54,18 @@ def test_open_add_search_get(tmp_path: Path) -> None:
 
 
 def test_default_path_comes_from_environment(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, location: str
 ) -> None:
-    target = tmp_path / "elsewhere" / "mem.db"
-    monkeypatch.setenv("LOCALMEM_DB", str(target))
+    # A file in a folder not made yet, or the team store's URL.
+    file = tmp_path / "elsewhere" / "mem.db"
+    target = location if location.startswith("postgresql:") else str(file)
+    monkeypatch.setenv("LOCALMEM_DB", target)
     with localmem.open() as store:
+        assert str(store.path) == target
         store.add("a note about sqlite", workspace="global")
-    assert target.exists()
+    assert file.exists() == (target == str(file))
+    with localmem.open(target, create=False) as store:
+        assert [m.content for m in store.browse().memories] == ["a note about sqlite"]
 
 
 def test_default_xdg_location(isolated_home: Path) -> None:
@@ -74,6 +80,25 @@ def test_missing_database_not_created_without_create(tmp_path: Path) -> None:
     assert "no memory database yet" in str(caught.value)
     assert "localmem init" in str(caught.value) and "localmem add" in str(caught.value)
     assert not target.exists() and not target.parent.exists()
+
+
+def test_an_empty_postgres_database_is_not_made_a_store_without_create() -> None:
+    import pg_support
+    import psycopg
+
+    url = pg_support.fresh_url(schema=False)  # a database holding no store
+    try:
+        with pytest.raises(StoreUnavailable) as caught:
+            localmem.open(url, create=False)
+        assert "no memory store in the database" in str(caught.value)
+        assert "localmem init" in str(caught.value) and "localmem add" in str(caught.value)
+        with psycopg.connect(url) as conn:
+            schemas = conn.execute(
+                "SELECT count(*) FROM pg_namespace WHERE nspname = 'localmem'"
+            ).fetchone()
+        assert schemas == (0,)
+    finally:
+        pg_support.drop(url)
 
 
 def test_created_files_are_private_and_wal_inherits(tmp_path: Path) -> None:
@@ -125,15 +150,15 @@ def test_an_empty_file_is_refused_and_left_alone(tmp_path: Path) -> None:
     assert empty.read_bytes() == b"" and [p.name for p in tmp_path.glob("*m.db*")] == ["m.db"]
 
 
-def test_get_unknown_and_bad_ids(tmp_path: Path) -> None:
-    with localmem.open(tmp_path / "m.db") as store:
+def test_get_unknown_and_bad_ids(location: str) -> None:
+    with localmem.open(location) as store:
         for bad in (1, -3, 0):
             with pytest.raises(NotFound):
                 store.get(bad)
 
 
-def test_write_to_all_refused(tmp_path: Path) -> None:
-    with localmem.open(tmp_path / "m.db") as store:
+def test_write_to_all_refused(location: str) -> None:
+    with localmem.open(location) as store:
         with pytest.raises(InvalidInput) as caught:
             store.add("text", workspace="all")
         assert "search scope" in str(caught.value)

@@ -7,6 +7,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from backend_support import stored_bytes
+from store_support import location_fixture  # noqa: F401 (fixture)
 
 import localmem
 from localmem.errors import InvalidInput, NotFound
@@ -15,9 +17,9 @@ from localmem.memory import browse
 NOW = datetime(2026, 12, 1, 12, tzinfo=timezone.utc)
 
 
-def test_browse_pages_sorts_filters_and_never_tracks(tmp_path: Path) -> None:
+def test_browse_pages_sorts_filters_and_never_tracks(location: str) -> None:
     moments = iter(NOW - timedelta(days=30 - i) for i in range(200))
-    with localmem.open(tmp_path / "m.db", clock=lambda: next(moments, NOW)) as store:
+    with localmem.open(location, clock=lambda: next(moments, NOW)) as store:
         for i in range(7):
             store.add(f"memory number {i} about widgets", workspace="a" if i % 2 else "b")
         store.add("a lesson", workspace="a", kind="lesson")
@@ -43,8 +45,8 @@ def test_browse_pages_sorts_filters_and_never_tracks(tmp_path: Path) -> None:
             store.browse(workspace="")
 
 
-def test_chain_both_ways(tmp_path: Path) -> None:
-    with localmem.open(tmp_path / "m.db") as store:
+def test_chain_both_ways(location: str) -> None:
+    with localmem.open(location) as store:
         store.add("deploy with fabric", workspace="w")
         store.add("deploy with ansible", workspace="w", supersedes=[1])
         store.add("deploy with the pipeline", workspace="w", supersedes=[2])
@@ -56,9 +58,9 @@ def test_chain_both_ways(tmp_path: Path) -> None:
             store.chain(99)
 
 
-def test_overview_figures(tmp_path: Path) -> None:
+def test_overview_figures(location: str) -> None:
     clock = [NOW - timedelta(days=400)]
-    with localmem.open(tmp_path / "m.db", clock=lambda: clock[0]) as store:
+    with localmem.open(location, clock=lambda: clock[0]) as store:
         store.add("old one", workspace="a")
         clock[0] = NOW - timedelta(days=3)
         store.add("recent " + "x" * 500, workspace="b", kind="lesson")
@@ -81,8 +83,8 @@ def test_overview_figures(tmp_path: Path) -> None:
     assert figures.largest[0].id == 2 and figures.largest[0].chars == len("recent ") + 500
 
 
-def test_edit_keywords_reindexes(tmp_path: Path) -> None:
-    with localmem.open(tmp_path / "m.db") as store:
+def test_edit_keywords_reindexes(location: str) -> None:
+    with localmem.open(location) as store:
         store.add("the build is slow", workspace="w", keywords=["ci"])
         assert store.search("latency", workspace="w", track=False).hits == ()
         memory = store.edit_keywords(1, ["Latency", "latency", "  Perf  "])
@@ -94,19 +96,19 @@ def test_edit_keywords_reindexes(tmp_path: Path) -> None:
             store.edit_keywords(42, ["x"])
 
 
-def test_edited_keywords_have_their_credentials_masked(tmp_path: Path) -> None:
+def test_edited_keywords_have_their_credentials_masked(location: str) -> None:
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
-    with localmem.open(tmp_path / "m.db") as store:
+    with localmem.open(location) as store:
         store.add("the build is slow", workspace="w")
         memory = store.edit_keywords(1, ["ci", token])
         assert token not in " ".join(memory.keywords)
         assert any("redacted" in word for word in memory.keywords)
-    assert token.encode() not in (tmp_path / "m.db").read_bytes()
+    assert token.encode() not in stored_bytes(location)
 
 
-def test_browse_narrow_listings_and_the_oldest_first_order(tmp_path: Path) -> None:
+def test_browse_narrow_listings_and_the_oldest_first_order(location: str) -> None:
     moments = iter(NOW - timedelta(days=30 - i) for i in range(200))
-    with localmem.open(tmp_path / "m.db", clock=lambda: next(moments, NOW)) as store:
+    with localmem.open(location, clock=lambda: next(moments, NOW)) as store:
         for i in range(4):
             store.add(f"memory number {i} about gadgets", workspace="a")
         store.add("memory number 1 about gadgets, corrected", workspace="a", supersedes=[2])

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from multiprocessing.process import BaseProcess
 from multiprocessing.synchronize import Barrier, Event
 from pathlib import Path
+from typing import Any
+
+import pytest
+from backend_support import is_team_store
+from store_support import location_fixture  # noqa: F401 (fixture)
 
 import localmem
 
@@ -48,8 +53,8 @@ def _run(procs: Sequence[BaseProcess], errors: mp.Queue[str]) -> list[str]:
     return problems
 
 
-def test_concurrent_writers_and_readers_lose_nothing(tmp_path: Path) -> None:
-    path = tmp_path / "m.db"
+def test_concurrent_writers_and_readers_lose_nothing(location: str) -> None:
+    path = location
     with localmem.open(path) as store:
         store.add("seed", workspace="global")
     ctx = mp.get_context("spawn")
@@ -79,9 +84,23 @@ def _opener(n: int, paths: list[str], start: Barrier, errors: mp.Queue[str]) -> 
             errors.put(f"{type(error).__name__}: {error}")
 
 
-def test_processes_creating_one_database_at_once_all_open_it(tmp_path: Path) -> None:
+@pytest.fixture
+def new_locations(location: str, tmp_path: Path) -> Iterator[list[str]]:
+    """RACES places holding no store yet: new files, or empty PostgreSQL databases."""
+    if not is_team_store(location):
+        yield [str(tmp_path / f"race-{n}" / "m.db") for n in range(RACES)]
+        return
+    import pg_support
+
+    urls = [pg_support.fresh_url(schema=False) for _ in range(RACES)]
+    yield urls
+    for url in urls:
+        pg_support.drop(url)
+
+
+def test_processes_creating_one_database_at_once_all_open_it(new_locations: list[str]) -> None:
     """Agents started together on a new machine: none is told the database is locked."""
-    paths = [str(tmp_path / f"race-{n}" / "m.db") for n in range(RACES)]
+    paths = new_locations
     ctx = mp.get_context("spawn")
     start = ctx.Barrier(3)
     errors: mp.Queue[str] = ctx.Queue()
@@ -101,9 +120,9 @@ def _correct(n: int, path: str, start: Barrier, errors: mp.Queue[str]) -> None:
         errors.put(f"{type(error).__name__}: {error}")
 
 
-def test_writers_correcting_one_memory_at_once_leave_one_chain(tmp_path: Path) -> None:
+def test_writers_correcting_one_memory_at_once_leave_one_chain(location: str) -> None:
     """Two agents (or teammates) correct the same memory together: one chain, none lost."""
-    path = tmp_path / "m.db"
+    path = location
     with localmem.open(path) as store:
         store.add("The service listens on port 8000", workspace="w")
     ctx = mp.get_context("spawn")
@@ -121,7 +140,13 @@ def test_writers_correcting_one_memory_at_once_leave_one_chain(tmp_path: Path) -
 
 
 def _hold_write_lock(path: str, ready: Event, release: Event) -> None:
-    conn = sqlite3.connect(path, isolation_level=None)
+    conn: Any
+    if is_team_store(path):
+        from localmem.memory.backend import postgres
+
+        conn = postgres.connect(path)  # its BEGIN IMMEDIATE takes the writers' lock
+    else:
+        conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("BEGIN IMMEDIATE")
     conn.execute("UPDATE memories SET updated_at = updated_at")
     ready.set()
@@ -157,8 +182,8 @@ def test_search_while_another_process_holds_the_write_lock(tmp_path: Path) -> No
         holder.join(60)
 
 
-def test_add_waits_for_a_writer_instead_of_failing(tmp_path: Path) -> None:
-    path = tmp_path / "m.db"
+def test_add_waits_for_a_writer_instead_of_failing(location: str) -> None:
+    path = location
     with localmem.open(path) as store:
         store.add("first", workspace="w")
     ctx = mp.get_context("spawn")
@@ -184,14 +209,14 @@ def _add_one(path: str) -> None:
         store.add("second, written after waiting", workspace="w")
 
 
-def test_acknowledged_adds_survive_kill_9(tmp_path: Path) -> None:
+def test_acknowledged_adds_survive_kill_9(location: str) -> None:
     """A writer killed mid-stream loses nothing it acknowledged; the file stays sound."""
     import os
     import signal
     import subprocess
     import sys
 
-    path = tmp_path / "m.db"
+    path = location
     code = (
         "import sys, localmem\n"
         "store = localmem.open(sys.argv[1])\n"
@@ -210,7 +235,8 @@ def test_acknowledged_adds_survive_kill_9(tmp_path: Path) -> None:
     child.wait()
     with localmem.open(path, create=False) as store:
         conn = store.connection
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        if not is_team_store(path):  # a file's own soundness; PostgreSQL keeps its own
+            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         stored = {row[0] for row in conn.execute("SELECT id FROM memories")}
         assert set(acknowledged) <= stored
         assert [h.memory.id for h in store.search("number 59", workspace="w", k=20).hits]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from store_support import clock_fixture, store_fixture  # noqa: F401 (fixtures)
+from store_support import clock_fixture, location_fixture, store_fixture  # noqa: F401 (fixtures)
 
 from localmem.errors import Conflict, InvalidInput, NotFound
 from localmem.memory.search.lookup import core_cost
@@ -134,7 +134,7 @@ def test_stats(store: Store) -> None:
     assert stats.total == 4
     counts = {(c.workspace, c.kind): c.count for c in stats.by_workspace_kind}
     assert counts == {("a", "note"): 2, ("a", "lesson"): 1, ("global", "core"): 1}
-    assert stats.size_bytes > 0 and stats.path.endswith("memory.db")
+    assert stats.size_bytes > 0 and stats.path == str(store.path)
     assert stats.core_tokens == 3  # 8 characters: 2 estimated tokens plus the bullet
     assert stats.core_cap == 400
     assert stats.warnings == ()

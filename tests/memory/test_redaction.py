@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from store_support import Clock, clock_fixture, store_fixture  # noqa: F401 (fixtures)
+from store_support import Clock, clock_fixture, location_fixture, store_fixture  # noqa: F401 (fixtures)
 
 import localmem
 from localmem.memory.store import Store
@@ -27,12 +27,26 @@ MASKED = (
 )
 
 
-def _on_disk(path: Path) -> bytes:
-    """Every byte SQLite wrote for the database: the file and its sidecars."""
+def _on_disk(path: Path | str) -> bytes:
+    """Every byte SQLite wrote for the database: the file and its sidecars; on the
+    team store, every row of every table as PostgreSQL gives it back."""
+    if isinstance(path, str):
+        import psycopg
+
+        with psycopg.connect(path) as conn:
+            tables = conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'localmem'"
+            ).fetchall()
+            rows = [
+                str(row[0])
+                for (table,) in tables
+                for row in conn.execute(f"SELECT t::text FROM localmem.{table} AS t")
+            ]
+        return "\n".join(rows).encode()
     return b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))
 
 
-def _assert_nowhere(path: Path, *secrets: str) -> None:
+def _assert_nowhere(path: Path | str, *secrets: str) -> None:
     data = _on_disk(path)
     for secret in secrets:
         assert secret.encode() not in data, f"{secret[:8]}... reached the database file"

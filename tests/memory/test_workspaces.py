@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from store_support import clock_fixture, store_fixture  # noqa: F401 (fixtures)
+from store_support import clock_fixture, location_fixture, store_fixture  # noqa: F401 (fixtures)
 
 from localmem.errors import InvalidInput
 from localmem.memory import workspaces

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from store_support import clock_fixture, store_fixture  # noqa: F401 (fixtures)
+from store_support import clock_fixture, location_fixture, store_fixture  # noqa: F401 (fixtures)
 
 from localmem.errors import InvalidInput, NotFound
 from localmem.memory.model import MAX_CONTENT_BYTES

@@ -28,11 +28,11 @@ class Clock:
         self.now += timedelta(days=n)
 
 
-def open_at(path: Path, clock: Clock | None = None) -> Store:
+def open_at(path: Path | str, clock: Clock | None = None) -> Store:
     return localmem.open(path, clock=clock or Clock())
 
 
-def filled(path: Path, clock: Clock | None = None) -> Store:
+def filled(path: Path | str, clock: Clock | None = None) -> Store:
     """A store with two workspaces, a supersede chain (one global correction of a
     workspace row), keywords, sources, recall counts and a near-duplicate pair."""
     store = open_at(path, clock)

@@ -1,4 +1,7 @@
-"""Fixtures for the memory store: a fresh store on a real SQLite file and a hand-moved clock.
+"""Fixtures for the memory store: a fresh store on each backend and a hand-moved clock.
+
+`store` and `location` run each test twice: on a real SQLite file and on a real
+PostgreSQL database (`pg_support`), so a test fails when the two backends disagree.
 
 Not a conftest.py: tests import `script` from the root conftest by name, and a
 second module called `conftest` would shadow it. Test modules import these.
@@ -32,7 +35,23 @@ def clock_fixture() -> Clock:
     return Clock()
 
 
+BACKENDS = ["sqlite", "postgres"]
+
+
+@pytest.fixture(name="location", params=BACKENDS)
+def location_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Where a fresh store goes: a file path, or the URL of an empty team store."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "memory.db")
+        return
+    import pg_support
+
+    url = pg_support.fresh_url()
+    yield url
+    pg_support.drop(url)
+
+
 @pytest.fixture(name="store")
-def store_fixture(tmp_path: Path, clock: Clock) -> Iterator[Store]:
-    with localmem.open(tmp_path / "memory.db", clock=clock) as opened:
+def store_fixture(location: str, clock: Clock) -> Iterator[Store]:
+    with localmem.open(location, clock=clock) as opened:
         yield opened

@@ -97,16 +97,16 @@ def run(argv: list[str]) -> int | None:
         return None
     query = options.query
     from localmem import paths
-    from localmem.errors import LocalmemError, StoreUnavailable
+    from localmem.errors import InvalidInput, LocalmemError, StoreUnavailable
     from localmem.memory import readonly, schema, workspaces
     from localmem.memory.search import lookup
 
     try:
         path = paths.memory_db_file()
-        if not os.path.exists(path):
+        if not paths.is_store_url(path) and not os.path.exists(path):
             return 0
         conn = readonly.open_for_recall(path)
-    except StoreUnavailable as error:
+    except (StoreUnavailable, InvalidInput) as error:
         sys.stderr.write(f"localmem: {error}\n")
         return 1
     try:

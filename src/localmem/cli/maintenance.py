@@ -356,7 +356,7 @@ def run_migrate(target: str, as_json: bool) -> None:
     from localmem.memory.transfer.migrate import migrate
 
     source = paths.memory_db()
-    report = migrate(source, Path(target), progress=_progress("copying"))
+    report = migrate(source, target, progress=_progress("copying"))
     if as_json:
         payload = {"from": str(source), "to": target, **_report_payload(report)}
         del payload["source"]

@@ -37,6 +37,7 @@ ranking, within a small margin for what the semantic model's floats decide
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from localmem import paths
 from localmem.errors import InvalidInput
 from localmem.eval.bm25 import Baseline
 from localmem.eval.fixture import Fixture, FixtureQuery
@@ -183,8 +185,17 @@ class _Clock:
         return self.now
 
 
-def run(fixture: Fixture, progress: Progress | None = None, *, lexical: bool = False) -> Report:
-    """Write `fixture` into a throwaway database, ask every query, and score the answers."""
+def run(
+    fixture: Fixture,
+    progress: Progress | None = None,
+    *,
+    lexical: bool = False,
+    server: str | None = None,
+) -> Report:
+    """Write `fixture` into a throwaway database, ask every query, and score the answers.
+
+    With `server` (a team store's URL) the throwaway store is a schema of its own in
+    that database, dropped afterwards: the same ranking, measured on PostgreSQL."""
     import localmem
     from localmem.memory.search import semantic
 
@@ -193,7 +204,12 @@ def run(fixture: Fixture, progress: Progress | None = None, *, lexical: bool = F
     compare: dict[str, Scores] = {}
     lexical_only: list[QueryResult] = []
     with tempfile.TemporaryDirectory(prefix="localmem-eval-") as folder:
-        store = localmem.open(Path(folder) / "eval.db", create=True, clock=clock)
+        location: Path | paths.StoreURL = Path(folder) / "eval.db"
+        scratch = f"localmem_eval_{os.getpid()}_{os.urandom(4).hex()}"
+        if server is not None:
+            location = paths.StoreURL(server)
+            location.schema = scratch
+        store = localmem.open(location, create=True, clock=clock)
         try:
             by_row = _write(store, fixture, clock, progress)
             clock.now = EPOCH
@@ -210,6 +226,8 @@ def run(fixture: Fixture, progress: Progress | None = None, *, lexical: bool = F
                 compare["lexical"] = score(lexical_only)
                 compare["semantic"] = score(_nearest(store, fixture, by_row), judged=False)
         finally:
+            if server is not None:
+                store.connection.execute(f'DROP SCHEMA IF EXISTS "{scratch}" CASCADE')
             store.close()
     baseline = Baseline([(m.id, m.content, m.keywords) for m in fixture.corpus])
     try:

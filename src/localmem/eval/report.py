@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from localmem import paths
 from localmem.errors import InvalidInput
 from localmem.eval.fixture import bundled_path
 from localmem.eval.harness import (
@@ -162,7 +163,11 @@ def command(
     fixtures = [load(Path(path)) for path in fixture_paths] if fixture_paths else load_bundled()
     # Progress goes to a terminal only; piped or captured output stays clean.
     progress: Progress | None = _terminal_progress if sys.stderr.isatty() else None
-    reports = [run(fixture, progress, lexical=lexical) for fixture in fixtures]
+    # With LOCALMEM_DB a team store's URL, the throwaway store is a schema of its own on
+    # that server (the ranking measured on PostgreSQL); the team's store is never opened.
+    location = paths.memory_db_file()
+    server = location if paths.is_store_url(location) else None
+    reports = [run(fixture, progress, lexical=lexical, server=server) for fixture in fixtures]
     if progress is not None:
         click.echo("\r\033[K", err=True, nl=False)
     status = semantic.status_sentence()

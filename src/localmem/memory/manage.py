@@ -14,8 +14,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from datetime import datetime
-from pathlib import Path
 
+from localmem import paths
 from localmem.errors import Conflict, InvalidInput
 from localmem.memory import rows, workspaces
 from localmem.memory.model import (
@@ -135,7 +135,7 @@ def edit_keywords(
         return rows.fetch(conn, memory.id)
 
 
-def stats(conn: sqlite3.Connection, path: Path) -> Stats:
+def stats(conn: sqlite3.Connection, path: paths.Location) -> Stats:
     with read_snapshot(conn):
         counts = tuple(
             WorkspaceCount(str(ws), kind, int(n))
@@ -180,7 +180,7 @@ def stats(conn: sqlite3.Connection, path: Path) -> Stats:
     )
 
 
-def empty_stats(path: Path) -> Stats:
+def empty_stats(path: paths.Location) -> Stats:
     """The statistics of a store that does not exist yet: nothing in it."""
     return Stats(
         path=str(path),

@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from localmem import paths
 from localmem.errors import StoreUnavailable
 from localmem.memory import schema
 
@@ -83,6 +82,13 @@ def connect_readonly(path: str) -> sqlite3.Connection:
 def open_readonly(path: StrPath, *, older: str = UPGRADE_BY_STATS) -> sqlite3.Connection:
     """A read-only connection to the database at `path`, which must be on the latest schema;
     `older` ends the sentence refusing one on an older schema."""
+    from localmem.memory import backend
+
+    if backend.is_url(path):
+        from localmem.memory.backend import postgres, postgres_schema
+
+        named = getattr(path, "schema", postgres_schema.SCHEMA)
+        return postgres.open_store(os.fspath(path), create=False, readonly=True, schema=named)
     if not os.path.exists(path):
         raise schema.missing_database(path)
     if os.path.isfile(path) and os.path.getsize(path) == 0:
@@ -108,7 +114,6 @@ def open_readonly(path: StrPath, *, older: str = UPGRADE_BY_STATS) -> sqlite3.Co
 
 def open_for_recall(path: StrPath) -> sqlite3.Connection:
     """The connection a recall reads through (see the module text); never creates."""
-    paths.refuse_url(path)
     if tracking_enabled():
         try:
             return schema.connect(path, create=False)

@@ -84,17 +84,16 @@ def fetch_many(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, Memory
     return {memory.id: memory for memory in map(to_memory, rows)}
 
 
-def free_id(conn: sqlite3.Connection) -> int | None:
-    """The id a new memory must take, or None for SQLite's own choice (the largest id
-    plus one): never the id of a merged memory whose merge can still be undone
-    (`maintenance.merge_undo`), which its undo brings back."""
+def free_id(conn: sqlite3.Connection) -> int:
+    """The id a new memory takes: the largest id plus one (SQLite's own choice, made
+    explicit so the team store gives the same), but never the id of a merged memory
+    whose merge can still be undone (`maintenance.merge_undo`), which its undo brings
+    back. Writers hold the write lock, so no other writer takes it meanwhile."""
     pending = conn.execute(
         "SELECT max(drop_id) FROM merge_undo WHERE undone_at IS NULL"
     ).fetchone()[0]
-    if pending is None:
-        return None
-    last = conn.execute("SELECT max(id) FROM memories").fetchone()[0] or 0
-    return int(pending) + 1 if pending >= last else None
+    last = int(conn.execute("SELECT max(id) FROM memories").fetchone()[0] or 0)
+    return max(last, int(pending or 0)) + 1
 
 
 def live_correction(conn: sqlite3.Connection, memory: Memory) -> int | None:

@@ -88,10 +88,21 @@ def _create_database(path: StrPath) -> None:
 
 
 def connect(path: StrPath, *, create: bool) -> sqlite3.Connection:
-    """Open the database at `path`, creating it only when `create`, migrated to LATEST."""
-    from localmem import paths
+    """Open the database at `path` (a file, or a team store's `postgresql://` URL),
+    creating it only when `create`, migrated to LATEST."""
+    from localmem.memory import backend
 
-    paths.refuse_url(path)
+    if backend.is_url(path):
+        from localmem.memory.backend import postgres, postgres_schema
+
+        named = getattr(path, "schema", postgres_schema.SCHEMA)
+        team = postgres.open_store(os.fspath(path), create=create, schema=named)
+        try:
+            _reindex_if_tokenizer_changed(team)
+        except BaseException:
+            team.close()
+            raise
+        return team
     if not os.path.exists(path):
         if not create:
             raise missing_database(path)

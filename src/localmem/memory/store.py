@@ -43,7 +43,7 @@ Clock = Callable[[], datetime]
 # Told after each write that changed something: the connection, the database path and
 # a few words on the change. `localmem.open()` passes the git mirror's hook here, so
 # the store itself knows nothing of the mirror.
-AfterWrite = Callable[[sqlite3.Connection, Path, str], None]
+AfterWrite = Callable[[sqlite3.Connection, "paths.Location", str], None]
 
 
 def _here() -> str:
@@ -62,7 +62,7 @@ class Store:
 
     def __init__(
         self,
-        path: Path,
+        path: paths.Location,
         connection: sqlite3.Connection,
         clock: Clock,
         after_write: AfterWrite | None = None,
@@ -330,6 +330,12 @@ def open_store(
     reindexed. Surfaces open it through `localmem.open()`, which adds the git
     mirror's after-write hook.
     """
-    target = Path(path) if path is not None else paths.memory_db()
+    target: Path | paths.StoreURL
+    if path is None:
+        target = paths.memory_db()
+    elif paths.is_store_url(path):
+        target = path if isinstance(path, paths.StoreURL) else paths.StoreURL(os.fspath(path))
+    else:
+        target = Path(path)
     connection = open_for_recall(target) if for_recall else schema.connect(target, create=create)
     return Store(target, connection, clock or _utc_now, after_write)

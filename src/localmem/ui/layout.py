@@ -7,11 +7,11 @@ import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from starlette.responses import HTMLResponse
 
+from localmem import paths
 from localmem.memory.model import Memory
 from localmem.ui.html import Html, h, join, page_shell
 from localmem.ui.security import CSRF_FIELD, HEADERS, Guard
@@ -27,7 +27,7 @@ class View:
     """What every page needs to know about this run of `localmem ui`."""
 
     guard: Guard
-    db: Path
+    db: paths.Location
     facts: bool
     # The semantic view, loaded by the first search and kept for the server's life, as
     # the MCP server keeps one: loading the model per request would cost ~0.1 s each.

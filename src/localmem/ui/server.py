@@ -55,7 +55,7 @@ def run_ui(host: str, port: int, *, open_browser: bool, facts: bool) -> None:
     from localmem.ui.layout import View
     from localmem.ui.security import Guard
 
-    db: Path = paths.memory_db()
+    db: paths.Location = paths.memory_db()
     with localmem.open(db, create=False):  # missing, unreadable or too new: one sentence
         pass
     sock = listen(host, port, "pass another --port (0 picks a free one) or stop what is using it")

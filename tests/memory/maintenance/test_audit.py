@@ -7,7 +7,15 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from backend_support import (
+    holds_no_store,
+    is_team_store,
+    missing_location_fixture,  # noqa: F401 (fixture)
+    missing_words,
+    stored_bytes,
+)
 from maint_support import Clock, open_at
+from store_support import location_fixture  # noqa: F401 (fixture)
 
 from localmem.errors import StoreUnavailable
 from localmem.memory import write
@@ -21,7 +29,7 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _fill(path: Path) -> None:
+def _fill(path: Path | str) -> None:
     clock = Clock()
     with open_at(path, clock) as store:
         store.add("Run the tests with make test and pytest", workspace="api")
@@ -42,8 +50,8 @@ def _fill(path: Path) -> None:
         store.search("rebase main", workspace="api")
 
 
-def test_audit_reports_every_section(tmp_path: Path) -> None:
-    path = tmp_path / "m.db"
+def test_audit_reports_every_section(location: str) -> None:
+    path = location
     _fill(path)
     report = audit_file(path)
     assert report.total == 40
@@ -71,8 +79,8 @@ def test_audit_reports_every_section(tmp_path: Path) -> None:
     assert report.traces_at_or_above_gate == 1  # the first trace restates a note
 
 
-def test_audit_of_one_workspace(tmp_path: Path) -> None:
-    path = tmp_path / "m.db"
+def test_audit_of_one_workspace(location: str) -> None:
+    path = location
     _fill(path)
     report = audit_file(path, "web")
     assert set(report.distribution) == {"web"}
@@ -81,8 +89,15 @@ def test_audit_of_one_workspace(tmp_path: Path) -> None:
     assert report.lesson_problems_total == 1
 
 
-def test_audit_leaves_the_database_byte_identical(tmp_path: Path) -> None:
-    path = tmp_path / "m.db"
+def test_audit_leaves_the_database_byte_identical(location: str) -> None:
+    if is_team_store(location):
+        _fill(location)
+        rows_before = stored_bytes(location)  # every row of every table, as text
+        audit_file(location)
+        audit_file(location, "api")
+        assert stored_bytes(location) == rows_before
+        return
+    path = Path(location)
     _fill(path)
     before = _digest(path)
     wal = path.with_name(path.name + "-wal")
@@ -96,16 +111,16 @@ def test_audit_leaves_the_database_byte_identical(tmp_path: Path) -> None:
     assert counts[0] >= 1
 
 
-def test_audit_without_a_database_creates_nothing(tmp_path: Path) -> None:
-    with pytest.raises(StoreUnavailable, match="no memory database"):
-        audit_file(tmp_path / "none.db")
-    assert not (tmp_path / "none.db").exists()
+def test_audit_without_a_database_creates_nothing(missing_location: str) -> None:
+    with pytest.raises(StoreUnavailable, match=missing_words(missing_location)):
+        audit_file(missing_location)
+    assert holds_no_store(missing_location)
 
 
-def test_the_histogram_reads_each_traces_overlap_as_it_was_stored(tmp_path: Path) -> None:
+def test_the_histogram_reads_each_traces_overlap_as_it_was_stored(location: str) -> None:
     """Decision 183: what the capture gate compared, when the trace was stored. A memory
     written later that restates a trace does not raise that trace's figure."""
-    path = tmp_path / "m.db"
+    path = location
     with open_at(path) as store:
         note = "Deploy the api with make deploy to staging"
         store.add(note, workspace="api")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
+from backend_support import index_rows_of
 from maint_support import Clock, open_at
+from store_support import location_fixture  # noqa: F401 (fixture)
 
 from localmem.errors import InvalidInput, NotFound
 from localmem.memory import rows
@@ -22,8 +23,8 @@ def test_kind_order_is_recorded() -> None:
     assert dedupe.stronger_kind("imported", "trace") == "imported"
 
 
-def test_list_shows_queued_pairs(tmp_path: Path) -> None:
-    with open_at(tmp_path / "m.db") as store:
+def test_list_shows_queued_pairs(location: str) -> None:
+    with open_at(location) as store:
         a = store.add("Run the tests with make test and pytest", workspace="api")
         b = store.add("Run the tests with make test and pytest -x quickly", workspace="api")
         store.add("Run the tests with make test and pytest", workspace="web")
@@ -34,9 +35,9 @@ def test_list_shows_queued_pairs(tmp_path: Path) -> None:
         assert dedupe.list_pairs(store.connection, "web") == []
 
 
-def test_merge_loses_nothing(tmp_path: Path) -> None:
+def test_merge_loses_nothing(location: str) -> None:
     clock = Clock()
-    with open_at(tmp_path / "m.db", clock) as store:
+    with open_at(location, clock) as store:
         keep = store.add(
             "Run the tests with make test and pytest", workspace="api", keywords=["ci"]
         ).id
@@ -77,10 +78,8 @@ def test_merge_loses_nothing(tmp_path: Path) -> None:
         assert result.relinked == (corrected,)
         with pytest.raises(NotFound):
             store.get(drop)
-        fts = store.connection.execute(
-            "SELECT COUNT(*) FROM memories_fts WHERE rowid = ?", (drop,)
-        ).fetchone()[0]
-        assert fts == 0
+        assert index_rows_of(store.connection, drop) == 0
+        assert index_rows_of(store.connection, keep) == 1
         hits = store.search("speed", workspace="api").hits  # a keyword of the dropped row
         assert [h.memory.id for h in hits] == [keep]
         pairs = {(p.memory.id, p.other.id) for p in dedupe.list_pairs(store.connection)}
@@ -88,8 +87,8 @@ def test_merge_loses_nothing(tmp_path: Path) -> None:
         assert third.id is not None and (third.id, keep) in pairs  # re-pointed, not lost
 
 
-def test_merge_can_keep_the_second_text_and_refuses_nonsense(tmp_path: Path) -> None:
-    with open_at(tmp_path / "m.db") as store:
+def test_merge_can_keep_the_second_text_and_refuses_nonsense(location: str) -> None:
+    with open_at(location) as store:
         a = store.add("Deploy with make deploy to staging", workspace="api").id or 0
         b = store.add("Deploy with make deploy to the staging host now", workspace="api").id or 0
         c = store.add("Deploy notes for web", workspace="web").id or 0
@@ -107,16 +106,16 @@ def test_merge_can_keep_the_second_text_and_refuses_nonsense(tmp_path: Path) -> 
         assert again.status == "duplicate_merged" and again.id == a
 
 
-def test_merge_of_a_row_and_its_own_correction_leaves_no_self_link(tmp_path: Path) -> None:
-    with open_at(tmp_path / "m.db") as store:
+def test_merge_of_a_row_and_its_own_correction_leaves_no_self_link(location: str) -> None:
+    with open_at(location) as store:
         old = store.add("Cache key lives in ci.yml", workspace="api").id or 0
         new = store.add("Cache key lives in ci.yml, bump it", workspace="api", supersedes=[old])
         result = dedupe.merge(store.connection, store.now(), old, new.id or 0)
         assert result.survivor.superseded_by is None
 
 
-def test_keep_both_and_the_bulk_action(tmp_path: Path) -> None:
-    with open_at(tmp_path / "m.db") as store:
+def test_keep_both_and_the_bulk_action(location: str) -> None:
+    with open_at(location) as store:
         a = store.add("Run the tests with make test and pytest", workspace="api").id or 0
         b = store.add("Run the tests with make test and pytest -x", workspace="api").id or 0
         store.add("Use pnpm in the web app always", workspace="web")
@@ -144,8 +143,8 @@ def _long_queue(store: Store) -> list[int]:
     return ids
 
 
-def test_a_page_of_the_queue_is_the_listing_cut_and_counted(tmp_path: Path) -> None:
-    with open_at(tmp_path / "m.db") as store:
+def test_a_page_of_the_queue_is_the_listing_cut_and_counted(location: str) -> None:
+    with open_at(location) as store:
         ids = _long_queue(store)
         conn = store.connection
         every = dedupe.list_pairs(conn)
@@ -167,11 +166,11 @@ def test_a_page_of_the_queue_is_the_listing_cut_and_counted(tmp_path: Path) -> N
 
 
 def test_a_page_of_the_queue_reads_only_its_own_rows(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    location: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The queue is not capped, so a page that reads all of it costs (in time and in the
     # web view's heap, issue 21's soak) in proportion to the whole queue.
-    with open_at(tmp_path / "m.db") as store:
+    with open_at(location) as store:
         ids = _long_queue(store)
         built = _count_memories_built(monkeypatch)
         dedupe.queue_page(store.connection, limit=2)

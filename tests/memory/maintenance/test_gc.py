@@ -3,15 +3,34 @@
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
-
+from backend_support import index_rows_of, is_team_store
 from maint_support import Clock, open_at
+from store_support import location_fixture  # noqa: F401 (fixture)
 
 from localmem.memory.maintenance.gc import gc
 
 
-def test_stale_queue_rows_are_removed(tmp_path: Path) -> None:
-    path = tmp_path / "m.db"
+def _without_foreign_keys(location: str, statements: list[tuple[str, tuple[object, ...]]]) -> None:
+    """Run `statements` on a connection that does not enforce foreign keys, which leaves
+    orphans behind: SQLite's default, or PostgreSQL's replica role (triggers off)."""
+    if not is_team_store(location):
+        raw = sqlite3.connect(location)
+        for sql, args in statements:
+            raw.execute(sql, args)
+        raw.commit()
+        raw.close()
+        return
+    import psycopg
+
+    with psycopg.connect(location, options="-c search_path=localmem") as conn:
+        conn.execute("SET session_replication_role = replica")
+        for sql, args in statements:
+            sql = sql.replace("INSERT OR IGNORE", "INSERT").replace("?", "%s")
+            conn.execute(sql + (" ON CONFLICT DO NOTHING" if "INSERT" in sql else ""), args)
+
+
+def test_stale_queue_rows_are_removed(location: str) -> None:
+    path = location
     with open_at(path) as store:
         a = store.add("Run the tests with make test and pytest", workspace="api").id
         b = store.add("Run the tests with make test and pytest -x", workspace="api").id
@@ -19,13 +38,14 @@ def test_stale_queue_rows_are_removed(tmp_path: Path) -> None:
         d = store.add(
             "Deploy with make deploy to staging now", workspace="api", supersedes=[c or 0]
         )
-    raw = sqlite3.connect(path)  # a connection without foreign keys leaves orphans behind
-    raw.execute("DELETE FROM memories WHERE id = ?", (a,))
-    raw.execute(
-        "INSERT OR IGNORE INTO near_duplicates VALUES (?, ?, 0.9, 'x')", (d.id, c)
-    )  # a pair the supersede link already settled
-    raw.commit()
-    raw.close()
+    _without_foreign_keys(
+        path,
+        [
+            ("DELETE FROM memories WHERE id = ?", (a,)),
+            # a pair the supersede link already settled
+            ("INSERT OR IGNORE INTO near_duplicates VALUES (?, ?, 0.9, 'x')", (d.id, c)),
+        ],
+    )
     with open_at(path) as store:
         dry = gc(store, dry_run=True)
         assert dry.queue_removed == 2
@@ -37,9 +57,9 @@ def test_stale_queue_rows_are_removed(tmp_path: Path) -> None:
         assert b is not None and store.get(b)
 
 
-def test_prune_traces_keeps_recalled_recent_and_linked_ones(tmp_path: Path) -> None:
+def test_prune_traces_keeps_recalled_recent_and_linked_ones(location: str) -> None:
     clock = Clock()
-    with open_at(tmp_path / "m.db", clock) as store:
+    with open_at(location, clock) as store:
         old = store.add("trace: old session edited parser.py", workspace="api", kind="trace").id
         recalled = store.add("trace: old session fixed lexer.py", workspace="api", kind="trace").id
         corrected = store.add(
@@ -65,18 +85,14 @@ def test_prune_traces_keeps_recalled_recent_and_linked_ones(tmp_path: Path) -> N
         assert done.traces_pruned == (old,)
         for kept in (recalled, corrected, correction, note, fresh):
             assert store.get(kept or 0)
-        assert (
-            store.connection.execute(
-                "SELECT COUNT(*) FROM memories_fts WHERE rowid = ?", (old,)
-            ).fetchone()[0]
-            == 0
-        )
+        assert index_rows_of(store.connection, old) == 0
+        assert index_rows_of(store.connection, fresh) == 1
         assert gc(store, prune_days=30).traces_pruned == ()
 
 
-def test_disk_space_is_reclaimed_and_reported(tmp_path: Path) -> None:
+def test_disk_space_is_reclaimed_and_reported(location: str) -> None:
     clock = Clock()
-    with open_at(tmp_path / "m.db", clock) as store:
+    with open_at(location, clock) as store:
         with store.transaction():
             for n in range(400):
                 store.add(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import script
+from store_support import location_fixture  # noqa: F401 (fixture)
 
 import localmem
 from localmem.memory.search import ranking
@@ -31,8 +32,8 @@ LOGOUT = (
 
 
 @pytest.fixture
-def readme(tmp_path: Path) -> Iterator[Store]:
-    with localmem.open(tmp_path / "m.db") as store:
+def readme(location: str) -> Iterator[Store]:
+    with localmem.open(location) as store:
         store.add(DEPLOY, workspace="global", keywords=["deploy"])
         store.add(JWT, workspace="global", kind="lesson", keywords=["jwt"])
         store.add(STAGING, workspace="global", keywords=["staging", "database"])
@@ -58,9 +59,9 @@ def test_the_readme_prompts_find_what_they_are_about(readme: Store) -> None:
         assert all(h.weak for h in hits)
 
 
-def test_in_the_readme_as_printed_both_prompts_find_their_memory_first(tmp_path: Path) -> None:
+def test_in_the_readme_as_printed_both_prompts_find_their_memory_first(location: str) -> None:
     # The README adds the deploy note and the JWT lesson, not the staging note.
-    with localmem.open(tmp_path / "m.db") as store:
+    with localmem.open(location) as store:
         store.add(DEPLOY, workspace="global", keywords=["deploy"])
         store.add(JWT, workspace="global", kind="lesson", keywords=["jwt"])
         assert store.embed() == 2
@@ -79,8 +80,10 @@ def test_a_memory_found_by_meaning_alone_is_weak(readme: Store) -> None:
     assert lexical.hits == ()
 
 
-def test_the_hook_stays_lexical(readme: Store, tmp_path: Path) -> None:
-    env = {"LOCALMEM_DB": str(tmp_path / "m.db"), "PATH": "/usr/bin:/bin"}
+# SQLite only for now: the hook's fast path (`cli/hook.py`) takes a URL for a missing file.
+@pytest.mark.parametrize("location", ["sqlite"], indirect=True)
+def test_the_hook_stays_lexical(readme: Store, location: str) -> None:
+    env = {"LOCALMEM_DB": location, "PATH": "/usr/bin:/bin"}
     for args in (
         ["search", "--context", "-w", "global", SHIP],
         ["search", "--context", "-w", "global", "--kind", "note", SHIP],

@@ -5,11 +5,11 @@ BM25 plus coverage, weak instead of withheld, confidence from the evidence
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from store_support import location_fixture  # noqa: F401 (fixture)
 
 import localmem
 from localmem.memory.search import tokens
@@ -93,8 +93,8 @@ def test_stopwords_on_the_written_word(text: str, kept: set[str], dropped: set[s
     assert not dropped & terms
 
 
-def test_a_memory_told_in_the_past_answers_a_question_in_the_present(tmp_path: Path) -> None:
-    with localmem.open(tmp_path / "m.db") as store:
+def test_a_memory_told_in_the_past_answers_a_question_in_the_present(location: str) -> None:
+    with localmem.open(location) as store:
         told = store.add(
             "Rebuilt the search index after the tokenizer change; it took four minutes",
             workspace="w",
@@ -105,8 +105,8 @@ def test_a_memory_told_in_the_past_answers_a_question_in_the_present(tmp_path: P
         assert (hit.memory.id, hit.weak) == (told.id, False)
 
 
-def test_a_query_of_stopwords_alone_is_silent(tmp_path: Path) -> None:
-    with localmem.open(tmp_path / "m.db") as store:
+def test_a_query_of_stopwords_alone_is_silent(location: str) -> None:
+    with localmem.open(location) as store:
         store.add("Anything about this can be done with that", workspace="w")
         recall = store.search("is there anything about this?", workspace="w", track=False)
         assert recall.hits == () and recall.message is not None
@@ -123,8 +123,8 @@ NOTES = [
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with localmem.open(tmp_path / "m.db") as opened:
+def store(location: str) -> Iterator[Store]:
+    with localmem.open(location) as opened:
         for note in NOTES:
             opened.add(note, workspace="w")
         yield opened
@@ -165,8 +165,8 @@ def test_a_sentence_sharing_one_common_word_stays_weak(store: Store) -> None:
     assert hits and all(hit.weak for hit in hits)
 
 
-def test_an_identifier_named_exactly_ranks_first(tmp_path: Path) -> None:
-    with localmem.open(tmp_path / "m.db") as store:
+def test_an_identifier_named_exactly_ranks_first(location: str) -> None:
+    with localmem.open(location) as store:
         store.add("build_or_match_expression joins the terms with OR", workspace="w")
         exact = store.add("build_match_expression returns an empty string", workspace="w")
         hits = store.search("build_match_expression", workspace="w", track=False).hits

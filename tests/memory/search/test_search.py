@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from store_support import clock_fixture, store_fixture  # noqa: F401 (fixtures)
+from store_support import clock_fixture, location_fixture, store_fixture  # noqa: F401 (fixtures)
 
 from localmem.errors import InvalidInput
 from localmem.memory.model import CORE_TOKEN_CAP
@@ -222,9 +222,12 @@ def test_no_tracking_env_makes_recall_read_only(
     added = store.add("Feature flags live in LaunchDarkly", workspace="w")
     assert added.id is not None
     monkeypatch.setenv("LOCALMEM_NO_TRACKING", "1")
-    before = store.connection.total_changes
+    every_row = "SELECT * FROM memories ORDER BY id"
+    before = store.connection.execute(every_row).fetchall()
+    changes = getattr(store.connection, "total_changes", None)  # SQLite counts them
     store.search("feature flags", workspace="w")
-    assert store.connection.total_changes == before
+    assert getattr(store.connection, "total_changes", None) == changes
+    assert store.connection.execute(every_row).fetchall() == before
     assert store.get(added.id).recalled_count == 0
     monkeypatch.setenv("LOCALMEM_NO_TRACKING", "")  # empty means tracking stays on
     store.search("feature flags", workspace="w")

@@ -4,13 +4,18 @@ and repeats nothing, and every correction it returns comes before what it correc
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from store_support import BACKENDS
 
 import localmem
 from localmem.memory.search import lookup
+from localmem.memory.store import Store
 
 WORDS = ("harbor", "deploy", "heroku", "hetzner", "caddy", "postgres", "backup", "tls")
 
@@ -31,13 +36,32 @@ def stores(draw: st.DrawFn) -> list[tuple[str, int | None]]:
     return rows
 
 
+@contextmanager
+def new_store(backend: str) -> Iterator[Store]:
+    """An empty store for one example: hypothesis runs many in one test, so the
+    function-scoped `store` fixture cannot give each its own."""
+    if backend == "sqlite":
+        with tempfile.TemporaryDirectory() as folder, localmem.open(Path(folder) / "m.db") as store:
+            yield store
+        return
+    import pg_support
+
+    url = pg_support.fresh_url()
+    try:
+        with localmem.open(url) as store:
+            yield store
+    finally:
+        pg_support.drop(url)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=40, deadline=None)
 @given(rows=stores(), query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
        k=st.integers(1, 10))  # fmt: skip
 def test_a_recall_keeps_every_hit_once_and_corrections_first(
-    rows: list[tuple[str, int | None]], query: list[str], k: int
+    backend: str, rows: list[tuple[str, int | None]], query: list[str], k: int
 ) -> None:
-    with tempfile.TemporaryDirectory() as folder, localmem.open(Path(folder) / "m.db") as store:
+    with new_store(backend) as store:
         ids: list[int] = []
         for text, target in rows:
             corrects = [] if target is None else [ids[target]]

@@ -8,6 +8,7 @@ takes the same calls and says them in PostgreSQL's words, so every rule of the
 store is written once. What the two cannot share is behind this package:
 - the full-text index (`index_of(conn)`): FTS5 on SQLite, our own postings with
   a GIN index on PostgreSQL, both ranked by the same bm25;
+- the space the store takes and gives back (`storage_of(conn)`);
 - opening and creating the store, its schema and its storage reports.
 
 Cheap to import: the prompt hook opens the store through here.
@@ -22,15 +23,12 @@ if TYPE_CHECKING:
     import sqlite3
     from types import ModuleType
 
-SCHEMES = ("postgresql", "postgres")
-
 
 def is_url(location: str | os.PathLike[str]) -> bool:
     """Whether `location` names a PostgreSQL database rather than a file."""
-    if not isinstance(location, str):
-        return False
-    scheme, colon, rest = location.partition(":")
-    return bool(colon) and rest.startswith("//") and scheme.lower() in SCHEMES
+    from localmem import paths
+
+    return paths.is_store_url(location)
 
 
 def is_team_store(conn: sqlite3.Connection) -> bool:
@@ -47,3 +45,15 @@ def index_of(conn: sqlite3.Connection) -> ModuleType:
     from localmem.memory.backend import sqlite_index
 
     return sqlite_index
+
+
+def storage_of(conn: sqlite3.Connection) -> ModuleType:
+    """What the store occupies and how to give space back: `sqlite_storage` (the file
+    and its WAL, VACUUM) or `postgres_storage` (the schema's tables, VACUUM)."""
+    if is_team_store(conn):
+        from localmem.memory.backend import postgres_storage
+
+        return postgres_storage
+    from localmem.memory.backend import sqlite_storage
+
+    return sqlite_storage

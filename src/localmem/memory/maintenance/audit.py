@@ -34,9 +34,8 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from pathlib import Path
 
-from localmem import credentials
+from localmem import credentials, paths
 from localmem.memory import rows, write
 from localmem.memory.maintenance import dedupe
 from localmem.memory.maintenance.redact import Held, held
@@ -320,7 +319,7 @@ def audit(
         conn.execute("COMMIT")
 
 
-def audit_file(path: Path, workspace: str | None = None) -> AuditReport:
+def audit_file(path: paths.Location, workspace: str | None = None) -> AuditReport:
     """Open `path` read-only and report on it."""
     conn = open_readonly(path)
     try:

@@ -16,18 +16,16 @@ the free pages VACUUM would give back).
 
 from __future__ import annotations
 
-import contextlib
-import os
 from dataclasses import dataclass
 from datetime import timedelta
 
 from localmem.errors import InvalidInput
-from localmem.memory import manage
+from localmem.memory import backend, manage
 from localmem.memory.schema import utc_text
 from localmem.memory.store import Store
 
 STALE_QUEUE = (
-    "SELECT q.rowid FROM near_duplicates AS q "
+    "SELECT q.memory_id, q.other_id FROM near_duplicates AS q "
     "LEFT JOIN memories AS m ON m.id = q.memory_id LEFT JOIN memories AS o ON o.id = q.other_id "
     "WHERE m.id IS NULL OR o.id IS NULL OR m.workspace != o.workspace "
     "OR m.superseded_by = o.id OR o.superseded_by = m.id"
@@ -54,11 +52,7 @@ class GcReport:
 
 
 def _on_disk(store: Store) -> int:
-    total = 0
-    for suffix in ("", "-wal"):
-        with contextlib.suppress(FileNotFoundError):
-            total += os.stat(f"{store.path}{suffix}").st_size
-    return total
+    return int(backend.storage_of(store.connection).size(store.connection, store.path))
 
 
 def gc(store: Store, *, prune_days: int | None = None, dry_run: bool = False) -> GcReport:
@@ -69,7 +63,7 @@ def gc(store: Store, *, prune_days: int | None = None, dry_run: bool = False) ->
     pruned: list[int] = []
     protected = 0
     with store.transaction():
-        stale = [int(r[0]) for r in conn.execute(STALE_QUEUE)]
+        stale = [(int(r[0]), int(r[1])) for r in conn.execute(STALE_QUEUE)]
         if prune_days is not None:
             cutoff = utc_text(store.now() - timedelta(days=prune_days))
             pruned = [int(r[0]) for r in conn.execute(PRUNABLE, (cutoff,))]
@@ -80,17 +74,16 @@ def gc(store: Store, *, prune_days: int | None = None, dry_run: bool = False) ->
             ).fetchone()[0]
             protected = int(everyone) - len(pruned)
         if not dry_run:
-            conn.executemany("DELETE FROM near_duplicates WHERE rowid = ?", [(i,) for i in stale])
+            conn.executemany(
+                "DELETE FROM near_duplicates WHERE memory_id = ? AND other_id = ?", stale
+            )
             for memory_id in pruned:
                 manage.forget(conn, memory_id, store.now())
-        free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
-        page = int(conn.execute("PRAGMA page_size").fetchone()[0])
+        free = backend.storage_of(conn).reclaimable(conn)
     if dry_run:
-        after = max(before - free * page, 0)
+        after = max(before - free, 0)
     else:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        conn.execute("VACUUM")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        backend.storage_of(conn).compact(conn)
         after = _on_disk(store)
         if pruned or stale:
             store.changed(f"gc {len(pruned)} traces pruned")

@@ -72,7 +72,8 @@ def add_terms(
     body, kw, meaningful, found = _indexed(content, list(keywords))
     backend.index_of(conn).insert(conn, memory_id, body, kw, workspace_id)
     conn.executemany(
-        "INSERT INTO term_df(term, df) VALUES (?, 1) ON CONFLICT(term) DO UPDATE SET df = df + 1",
+        "INSERT INTO term_df(term, df) VALUES (?, 1) "
+        "ON CONFLICT(term) DO UPDATE SET df = term_df.df + 1",
         [(term,) for term in found],
     )
     return meaningful

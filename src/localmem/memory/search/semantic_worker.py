@@ -18,8 +18,9 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
+
+from localmem import paths
 
 if TYPE_CHECKING:
     from localmem.memory.search.semantic_view import SemanticView
@@ -51,7 +52,7 @@ class Backfill:
 
     def __init__(
         self,
-        database: Callable[[], Path],
+        database: Callable[[], paths.Location],
         idle: Callable[[], bool],
         *,
         batch: int = BATCH,

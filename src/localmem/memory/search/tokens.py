@@ -34,7 +34,10 @@ if TYPE_CHECKING:
 
 # Bump when `tokens()` changes: the schema code rebuilds the index on a mismatch,
 # because the contentless index can only delete rows it can re-tokenize identically.
-TOKENIZER_VERSION = 3  # 2: Porter2 inflections, stopwords on the written word; 3: irregular verbs
+TOKENIZER_VERSION = 4  # 2: Porter2 inflections, stopwords on the written word; 3: irregular
+# verbs; 4: a word longer than MAX_TERM_CHARS is indexed by its first MAX_TERM_CHARS
+# characters (PostgreSQL's indexes refuse entries past about 2.7 kB, decision 219).
+MAX_TERM_CHARS = 200
 
 _BULLET = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,4}[.)])\s+")
 _SPACE = re.compile(r"\s+")
@@ -84,6 +87,7 @@ def _words(text: str) -> list[tuple[str, str]]:
     lowered = text.lower() if text.isascii() else unicodedata.normalize("NFKC", text.casefold())
     for written in _WORD.findall(lowered):
         for word in _WORD.findall(fold(written)):
+            word = word[:MAX_TERM_CHARS]  # still found by the same long word, cut alike
             if _CJK.search(word) is None:
                 out.append((written, stem(word)))
                 continue

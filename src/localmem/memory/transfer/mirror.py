@@ -30,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from localmem import paths
+
 TYPE_CHECKING = False  # imported by every `localmem.open()`: no typing at run time
 if TYPE_CHECKING:
     from localmem.memory.store import Store
@@ -47,7 +49,7 @@ def configured(conn: sqlite3.Connection) -> str | None:
     return str(row[0]) if row else None
 
 
-def after_write(conn: sqlite3.Connection, db_path: Path, what: str) -> None:
+def after_write(conn: sqlite3.Connection, db_path: paths.Location, what: str) -> None:
     """Start the detached worker when a mirror is set up; otherwise cost one SELECT."""
     folder = configured(conn)
     if folder is None or not os.path.isdir(os.path.join(folder, ".git")):
@@ -134,9 +136,22 @@ class MirrorSetup:
     restored: int  # memories taken from a mirror the remote already held
 
 
-def default_folder(db_path: Path) -> Path:
+def default_folder(db_path: paths.Location) -> Path:
     """Beside the database, named after it: `memory.db` -> `memory-mirror/`."""
-    return db_path.parent / f"{db_path.stem}-mirror"
+    return _local(db_path).parent / f"{Path(db_path).stem}-mirror"
+
+
+def _local(db_path: paths.Location) -> Path:
+    """The store's file; the team store is refused (decision 217): the mirror would
+    record one user's folder in the meta every teammate shares."""
+    if isinstance(db_path, paths.StoreURL):
+        from localmem.errors import InvalidInput
+
+        raise InvalidInput(
+            f"The git mirror follows a store in a file on this machine, and {db_path} is a "
+            "team store; back it up with pg_dump instead (docs/team-store.md)."
+        )
+    return db_path
 
 
 def init(
@@ -146,13 +161,14 @@ def init(
     say: Callable[[str], None],
 ) -> MirrorSetup:
     """Set the mirror up (see the module text); safe to run again with the same remote."""
-    from localmem import gitsync, paths
+    from localmem import gitsync
     from localmem.errors import Conflict, InvalidInput, StoreUnavailable
     from localmem.gitsetup import git_init
     from localmem.memory.schema import write_transaction
     from localmem.memory.transfer.export import parse_mirror
     from localmem.memory.transfer.restore import restore
 
+    _local(store.path)
     remote = remote.strip()
     if not remote or "\x00" in remote:
         raise InvalidInput("The remote is empty; give the URL or path of your private git remote.")
@@ -203,8 +219,9 @@ def init(
     return MirrorSetup(target, remote, restored)
 
 
-def sync_now(db_path: Path, conn: sqlite3.Connection) -> tuple[Path, bool]:
+def sync_now(db_path: paths.Location, conn: sqlite3.Connection) -> tuple[Path, bool]:
     """Run the worker in the foreground (export, commit, push); (folder, pushed)."""
+    _local(db_path)
     from localmem import gitsync
     from localmem.errors import NotFound
 

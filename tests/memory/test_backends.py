@@ -1,0 +1,219 @@
+"""The team store against the SQLite file: the same ranking on both, and the faults only a
+server has (down at start, a dropped connection, a slow answer, a role that may only read).
+
+Every test here meets a real PostgreSQL server with pgvector (`pg_support`) and real
+subprocesses of the console scripts.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import anyio
+import pg_support
+import psycopg
+import pytest
+from conftest import script
+from mcp_support import assert_one_sentence, call, stdio_session
+
+import localmem
+from localmem.errors import StoreUnavailable
+from localmem.eval.fixture import load_bundled
+from localmem.eval.harness import run
+from localmem.memory.backend import postgres_schema
+from localmem.memory.migrations import LATEST
+
+FIXTURES = {fixture.name: fixture for fixture in load_bundled()}
+
+
+def _cli(
+    env: dict[str, str], *args: str, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [script("localmem"), *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_the_team_store_schema_follows_the_file_schema() -> None:
+    # A new SQLite step needs its PostgreSQL step too: the two stores share one version.
+    assert postgres_schema.LATEST == LATEST
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_every_fixture_ranks_the_same_on_both_backends(name: str) -> None:
+    fixture = FIXTURES[name]
+    on_file = run(fixture, lexical=True)
+    url = pg_support.fresh_url(schema=False)
+    on_server = run(fixture, lexical=True, server=url)
+    # Not only the figures: every query gets the same answers in the same order.
+    assert [q.returned for q in on_server.queries] == [q.returned for q in on_file.queries]
+    assert [q.confident for q in on_server.queries] == [q.confident for q in on_file.queries]
+    for cutoff in (1, 5):
+        assert on_server.scores.recall_at(cutoff) == on_file.scores.recall_at(cutoff)
+    assert on_server.scores.mrr == on_file.scores.mrr
+    # The throwaway schema is gone again: eval leaves the server's database as it was.
+    with psycopg.connect(url) as conn:
+        left = conn.execute(
+            "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'localmem%'"
+        ).fetchone()
+    assert left == (0,)
+    pg_support.drop(url)
+
+
+def test_the_fused_ranking_is_the_same_on_both_backends() -> None:
+    fixture = FIXTURES["conversational-v1"]
+    on_file = run(fixture)
+    url = pg_support.fresh_url(schema=False)
+    on_server = run(fixture, server=url)
+    assert on_file.ranking == on_server.ranking == "fused"
+    assert [q.returned for q in on_server.queries] == [q.returned for q in on_file.queries]
+    pg_support.drop(url)
+
+
+def test_a_server_that_is_down_is_one_sentence_and_exit_1(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    env = {**env, "LOCALMEM_DB": f"postgresql://postgres@/shop?host={tmp_path}"}
+    for args in (("add", "Deploys go through scripts/release.sh"), ("search", "deploys")):
+        done = _cli(env, *args, cwd=tmp_path)
+        assert done.returncode == 1, done
+        assert done.stdout == ""
+        line = done.stderr.strip()
+        assert line.startswith(
+            "localmem: Cannot reach the team store at postgresql://postgres@/shop"
+        )
+        assert "\n" not in line and "Traceback" not in line
+
+
+def test_mcp_answers_an_error_result_while_the_server_is_down_and_stays_up(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    env = {**env, "LOCALMEM_DB": f"postgresql://postgres@/shop?host={tmp_path}"}
+
+    async def session() -> None:
+        async with stdio_session(env, tmp_path) as client:
+            for _ in range(2):  # the server is still there after the first refusal
+                failed, text = await call(client, "memory_add", {"content": "Deploys use make"})
+                assert failed
+                assert_one_sentence(text)
+                assert "Cannot reach the team store" in text
+                failed, text = await call(client, "memory_recall", {"query": "deploys"})
+                assert failed and "Cannot reach the team store" in text
+
+    anyio.run(session)
+
+
+def _terminate_others(url: str) -> int:
+    with psycopg.connect(url, autocommit=True) as admin:
+        row = admin.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def test_a_dropped_connection_is_opened_again_on_the_next_call() -> None:
+    url = pg_support.fresh_url()
+    with localmem.open(url) as store:
+        first = store.add("Deploys go through scripts/release.sh", workspace="shop")
+        assert _terminate_others(url) == 1
+        # The connection is gone between two calls: the next one connects again.
+        hits = store.search("how do we deploy", workspace="shop").hits
+        assert [h.memory.id for h in hits] == [first.id]
+        assert _terminate_others(url) == 1
+        second = store.add("Releases are tagged by CI", workspace="shop")
+        assert second.status == "added"
+    with localmem.open(url) as store:
+        assert store.stats().total == 2
+    pg_support.drop(url)
+
+
+def test_a_recall_that_cannot_be_answered_in_time_says_so(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    url = pg_support.fresh_url()
+    env = {**env, "LOCALMEM_DB": url}
+    assert _cli(env, "add", "-w", "shop", "Deploys go through make release").returncode == 0
+    held = threading.Event()
+    release = threading.Event()
+
+    def hold_lock() -> None:
+        with psycopg.connect(url) as conn:
+            conn.execute("LOCK TABLE localmem.memories IN ACCESS EXCLUSIVE MODE")
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold_lock)
+    holder.start()
+    try:
+        assert held.wait(10)
+        started = time.monotonic()
+        done = _cli(env, "search", "-w", "shop", "deploys", cwd=tmp_path)
+        waited = time.monotonic() - started
+    finally:
+        release.set()
+        holder.join()
+    assert done.returncode == 1, done
+    assert "did not answer within 2 s" in done.stderr
+    assert "\n" not in done.stderr.strip() and "Traceback" not in done.stderr
+    assert waited < 30  # stopped by the time limit, not by the lock's release
+    # Nothing was lost: once the lock is gone, the memory is there.
+    again = _cli(env, "search", "-w", "shop", "deploys", cwd=tmp_path)
+    assert again.returncode == 0 and "make release" in again.stdout
+    pg_support.drop(url)
+
+
+def test_a_role_that_may_only_read_can_search_but_not_add(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    url = pg_support.fresh_url()
+    owner = dict(env, LOCALMEM_DB=url)
+    assert _cli(owner, "add", "-w", "shop", "Deploys go through make release").returncode == 0
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute("DROP ROLE IF EXISTS reader")
+        admin.execute("CREATE ROLE reader LOGIN")
+        admin.execute("GRANT USAGE ON SCHEMA localmem TO reader")
+        admin.execute("GRANT SELECT ON ALL TABLES IN SCHEMA localmem TO reader")
+    reader = dict(env, LOCALMEM_DB=url.replace("postgres@", "reader@"))
+    refused = _cli(reader, "add", "-w", "shop", "Releases are tagged by CI", cwd=tmp_path)
+    assert refused.returncode != 0
+    assert "The role reader may not write to the team store" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    found = _cli(reader, "search", "-w", "shop", "how do we deploy", cwd=tmp_path)
+    assert found.returncode == 0, found
+    assert "make release" in found.stdout
+    with localmem.open(url) as store:
+        assert store.stats().total == 1  # the refused add left nothing
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute("DROP OWNED BY reader")
+    pg_support.drop(url)
+    with psycopg.connect(pg_support.url_of("postgres"), autocommit=True) as admin:
+        admin.execute("DROP ROLE reader")
+
+
+def test_a_url_that_holds_no_store_is_created_only_by_a_write(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    url = pg_support.fresh_url(schema=False)
+    env = {**env, "LOCALMEM_DB": url}
+    searched = _cli(env, "search", "anything", cwd=tmp_path)
+    assert searched.returncode == 0
+    with pytest.raises(StoreUnavailable, match="There is no memory store in the database"):
+        localmem.open(url, create=False)
+    assert _cli(env, "add", "-w", "shop", "The first memory").returncode == 0
+    with localmem.open(url, create=False) as store:
+        assert store.stats().total == 1
+    pg_support.drop(url)
+
+
+def test_a_password_in_the_url_is_refused_and_never_printed(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    env = {**env, "LOCALMEM_DB": "postgresql://team:hunter2secret@db.internal/memory"}
+    done = _cli(env, "add", "Deploys use make", cwd=tmp_path)
+    assert done.returncode != 0
+    assert "hunter2secret" not in done.stderr + done.stdout
+    assert "PGPASSWORD, ~/.pgpass" in done.stderr
