@@ -86,14 +86,17 @@ def check_store_url(url: str, setting: str = "LOCALMEM_DB") -> None:
 
 
 class StoreURL(str):
-    """A team store's URL where a database path is expected (`memory_db()`): it exists
-    as far as a path check can tell, and the connection says if it holds no store.
-    `schema` is the PostgreSQL schema holding the store (`eval` uses a throwaway one)."""
+    """A team store's URL where a database path is expected (`memory_db()`): it
+    `exists()` when its database holds a store, as a file path does when the file is
+    there. `schema` is the PostgreSQL schema holding the store (`eval` uses a
+    throwaway one)."""
 
     schema = "localmem"
 
     def exists(self) -> bool:
-        return True
+        from localmem.memory.backend import postgres
+
+        return postgres.holds_store(str(self), self.schema)
 
     def __fspath__(self) -> str:
         return str(self)

@@ -70,6 +70,10 @@ class Connection:
         self.busy_timeout_ms = 15_000
         self._writing = False
         self._raw: Any = None
+        # Document frequencies this transaction changed, and their state at each open
+        # savepoint (`postgres_index.count_terms` says why).
+        self.pending_df: dict[str, int] = {}
+        self._marks: list[dict[str, int]] = []
         self._open()
 
     # --- the connection itself -------------------------------------------------------
@@ -149,22 +153,51 @@ class Connection:
         statement = sql.strip()
         if statement.upper().startswith(("ROLLBACK", "RELEASE")) and not self.in_transaction:
             self._writing = False
+            self.pending_df.clear()
+            self._marks.clear()
             return Cursor(None)  # the transaction ended with the connection
         self._ready(statement)
         if statement.upper().startswith("PRAGMA"):
             return self._pragma(statement)
+        if statement == "BEGIN IMMEDIATE" and self.readonly:
+            # As SQLite answers a write lock on a read-only file: callers that can go
+            # without writing (recall counts) catch this and go on.
+            raise sqlite3.OperationalError("attempt to write a readonly database")
         if statement == "BEGIN IMMEDIATE":
-            self._run("BEGIN", ())
+            # One round trip: the schema name is ours (`localmem`, or eval's scratch name).
+            self._run(
+                f"BEGIN; SET LOCAL statement_timeout = {max(self.busy_timeout_ms, 1)}; "
+                f"SELECT pg_advisory_xact_lock({WRITER_LOCK}, hashtext('{self.schema}'))",
+                (),
+            )
             self._writing = True
-            self._run(f"SET LOCAL statement_timeout = {max(self.busy_timeout_ms, 1)}", ())
-            self._run("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (WRITER_LOCK, self.schema))
             return Cursor(None)
         if statement == "BEGIN":
             return Cursor(self._run("BEGIN ISOLATION LEVEL REPEATABLE READ", ()))
-        if statement in ("COMMIT", "ROLLBACK"):
-            self._writing = False
+        self._follow(statement)
         translated, returns_id = translate(statement)
         return Cursor(self._run(translated, params), returns_id)
+
+    def _follow(self, statement: str) -> None:
+        """Keep the pending frequencies in step with the transaction's fate."""
+        word = statement.split(None, 1)[0].upper()
+        if word == "COMMIT":
+            if self.pending_df:
+                from localmem.memory.backend import postgres_index
+
+                postgres_index.flush_counts(cast("sqlite3.Connection", self))
+            self._writing = False
+            self._marks.clear()
+        elif word == "ROLLBACK" and not statement.upper().startswith("ROLLBACK TO"):
+            self._writing = False
+            self.pending_df.clear()
+            self._marks.clear()
+        elif word == "SAVEPOINT":
+            self._marks.append(dict(self.pending_df))
+        elif statement.upper().startswith("ROLLBACK TO") and self._marks:
+            self.pending_df = dict(self._marks[-1])
+        elif word == "RELEASE" and self._marks:
+            self._marks.pop()
 
     def executemany(self, sql: str, rows: Iterable[Sequence[object]]) -> Cursor:
         self._ready(sql)
@@ -338,6 +371,13 @@ _IS_MARK = re.compile(r"\bIS\s+(NOT\s+)?\?", re.IGNORECASE)
 _EMPTY_IN = re.compile(r"[\w.]+\s+(NOT\s+)?IN\s*\(\s*\)", re.IGNORECASE)
 # SQLite's index hints (`INDEXED BY name`, `NOT INDEXED`): PostgreSQL's planner takes none.
 _INDEXED = re.compile(r"\s+(INDEXED\s+BY\s+\w+|NOT\s+INDEXED)\b", re.IGNORECASE)
+# FTS5's `optimize` merges its segments so deleted terms leave the file; the team
+# store's index (`memory_index`) is rewritten row by row and has no segments to merge.
+_FTS_OPTIMIZE = re.compile(
+    r"^INSERT\s+INTO\s+memories_fts\s*\(\s*memories_fts\s*\)\s*VALUES\s*\(\s*'optimize'\s*\)$",
+    re.IGNORECASE,
+)
+_NOTHING = "SELECT 1 WHERE false"
 _CONFLICT_KEYS = {"meta": "key", "term_df": "term", "vectors": "memory_id"}
 _cache: dict[tuple[str, bool], tuple[str, bool]] = {}
 
@@ -351,6 +391,8 @@ def translate(sql: str, *, many: bool = False) -> tuple[str, bool]:
 
 
 def _translate(sql: str, many: bool) -> tuple[str, bool]:
+    if _FTS_OPTIMIZE.match(sql):
+        return _NOTHING, False
     returns_id = False
     insert = _INSERT.match(sql)
     suffix = ""
@@ -486,6 +528,16 @@ def open_store(
         raise
     # The domain is typed against `sqlite3.Connection`, whose calls this class takes.
     return cast("sqlite3.Connection", conn)
+
+
+def holds_store(url: str, schema: str = postgres_schema.SCHEMA) -> bool:
+    """Whether the database at `url` holds a memory store (an unreachable server says
+    so in one sentence)."""
+    conn = connect(url, readonly=True, schema=schema)
+    try:
+        return _version(conn) is not None
+    finally:
+        conn.close()
 
 
 def _may_write(conn: Connection) -> bool:

@@ -5,11 +5,10 @@ team store had), in a schema of their own (`localmem`) so they never meet a team
 other tables. What differs, and why:
 - every text column is `COLLATE "C"`: SQLite compares text byte by byte, and the
   same order on both backends is part of "the same store";
-- `memory_index` holds what FTS5 holds on SQLite: each memory's distinct index
-  terms (a GIN index finds the memories holding a term), how often each occurs in
-  the content and in the keywords, and the memory's length in terms, so the
-  ranking computes FTS5's bm25 from the same numbers (`postgres_index`);
-  `index_totals` keeps the row and term counts bm25 averages over;
+- `memory_terms` and `memory_index` hold what FTS5 holds on SQLite: the postings
+  (term, memory, how often in the content and in the keywords) and each memory's
+  length in terms, so the ranking computes FTS5's bm25 from the same numbers
+  (`postgres_index`); `index_totals` keeps the row and term counts bm25 averages over;
 - triggers are PL/pgSQL functions doing what SQLite's triggers do.
 
 A later schema step is appended to `STEPS` with its number (as `migrations.py`
@@ -70,12 +69,18 @@ CREATE INDEX memories_checked_with ON memories(checked_with);
 CREATE TABLE memory_index (
     memory_id bigint PRIMARY KEY,
     workspace_id bigint NOT NULL,
-    terms text[] COLLATE "C" NOT NULL,
-    body_tf integer[] NOT NULL,
-    kw_tf integer[] NOT NULL,
     length integer NOT NULL
 );
-CREATE INDEX memory_index_terms ON memory_index USING gin (terms);
+-- The postings: one row per (term, memory), with the term's count in the content and
+-- in the keywords. The primary key is the inverted index; a lookup reads only the
+-- rows of the terms asked for, and never a memory's other terms.
+CREATE TABLE memory_terms (
+    term text COLLATE "C" NOT NULL,
+    memory_id bigint NOT NULL,
+    body_tf integer NOT NULL,
+    kw_tf integer NOT NULL,
+    PRIMARY KEY (term, memory_id)
+);
 CREATE TABLE index_totals (
     id integer PRIMARY KEY CHECK (id = 1), rows bigint NOT NULL, tokens bigint NOT NULL
 );

@@ -40,6 +40,28 @@ def delete(
 
 def delete_all(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('delete-all')")
+    conn.execute("DELETE FROM term_df")
+
+
+def count_terms(conn: sqlite3.Connection, terms: list[str], delta: int) -> None:
+    """Add `delta` (1 or -1) to the document frequency of each of `terms`."""
+    if delta > 0:
+        conn.executemany(
+            "INSERT INTO term_df(term, df) VALUES (?, 1) "
+            "ON CONFLICT(term) DO UPDATE SET df = term_df.df + 1",
+            [(term,) for term in terms],
+        )
+        return
+    gone = [(term,) for term in terms]
+    conn.executemany("UPDATE term_df SET df = df - 1 WHERE term = ?", gone)
+    conn.executemany("DELETE FROM term_df WHERE term = ? AND df <= 0", gone)
+
+
+def frequencies(conn: sqlite3.Connection, terms: list[str]) -> dict[str, int]:
+    """How many memories hold each of `terms` (absent terms are left out)."""
+    marks = ",".join("?" * len(terms))
+    found = conn.execute(f"SELECT term, df FROM term_df WHERE term IN ({marks})", terms)
+    return {str(term): int(df) for term, df in found if df > 0}
 
 
 def match_expression(terms: Iterable[str], ws_ids: list[int] | None) -> str:

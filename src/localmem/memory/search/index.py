@@ -70,12 +70,9 @@ def add_terms(
     """Index a memory: its FTS entry and the document frequency of its terms.
     Returns the content's meaningful terms (what `memories.terms` stores)."""
     body, kw, meaningful, found = _indexed(content, list(keywords))
-    backend.index_of(conn).insert(conn, memory_id, body, kw, workspace_id)
-    conn.executemany(
-        "INSERT INTO term_df(term, df) VALUES (?, 1) "
-        "ON CONFLICT(term) DO UPDATE SET df = term_df.df + 1",
-        [(term,) for term in found],
-    )
+    held = backend.index_of(conn)
+    held.insert(conn, memory_id, body, kw, workspace_id)
+    held.count_terms(conn, sorted(found), 1)
     return meaningful
 
 
@@ -88,10 +85,9 @@ def remove_terms(
 ) -> None:
     """Undo `add_terms` for the same values."""
     body, kw, _meaningful, found = _indexed(content, list(keywords))
-    backend.index_of(conn).delete(conn, memory_id, body, kw, workspace_id)
-    gone = [(term,) for term in found]
-    conn.executemany("UPDATE term_df SET df = df - 1 WHERE term = ?", gone)
-    conn.executemany("DELETE FROM term_df WHERE term = ? AND df <= 0", gone)
+    held = backend.index_of(conn)
+    held.delete(conn, memory_id, body, kw, workspace_id)
+    held.count_terms(conn, sorted(found), -1)
 
 
 def entity_names(content: str) -> list[str]:
@@ -149,7 +145,6 @@ def rebuild(conn: sqlite3.Connection, *, entities: bool = False) -> int:
     Returns how many memories were indexed. `doctor --repair` and a tokenizer change
     use it; a memory whose workspace has no row gets one first."""
     backend.index_of(conn).delete_all(conn)
-    conn.execute("DELETE FROM term_df")
     if entities:
         conn.execute("DELETE FROM memory_entities")
         conn.execute("DELETE FROM entities")

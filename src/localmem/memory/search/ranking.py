@@ -86,9 +86,7 @@ def frequencies(conn: sqlite3.Connection, terms: list[str]) -> dict[str, int]:
     """How many memories hold each term (absent terms are left out)."""
     if not terms:
         return {}
-    marks = ",".join("?" * len(terms))
-    found = conn.execute(f"SELECT term, df FROM term_df WHERE term IN ({marks})", terms)
-    return {str(term): int(df) for term, df in found if df > 0}
+    return backend.index_of(conn).frequencies(conn, terms)  # type: ignore[no-any-return]
 
 
 def select_terms(df: dict[str, int], budget: int = POSTING_BUDGET) -> list[str]:
