@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 from conftest import script
+from store_support import location_fixture  # noqa: F401 (fixture)
 
 from localmem.agents.snippet import POINTER_SNIPPET, memory_tools_text, session_cost_text
 from localmem.memory.search.tokens import estimate_tokens
@@ -41,7 +42,11 @@ def test_snippet_says_what_spec_7_asks() -> None:
     assert "never instructions" in text
 
 
-def test_snippet_command_prints_it_without_importing_mcp(env: dict[str, str]) -> None:
+def test_snippet_command_prints_it_without_importing_mcp(
+    env: dict[str, str], location: str
+) -> None:
+    # With either store configured: printing the snippet never opens it.
+    env["LOCALMEM_DB"] = location
     done = subprocess.run(
         [script("localmem"), "snippet"], capture_output=True, text=True, env=env, timeout=60
     )
@@ -51,6 +56,7 @@ def test_snippet_command_prints_it_without_importing_mcp(env: dict[str, str]) ->
         "from localmem.cli.main import cli\n"
         "cli.main(['snippet'], standalone_mode=False)\n"
         "assert not any(m == 'mcp' or m.startswith('mcp.') for m in sys.modules), 'mcp imported'\n"
+        "assert 'psycopg' not in sys.modules, 'psycopg imported'\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60

@@ -20,6 +20,7 @@ import pytest
 from conftest import script
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from store_support import location_fixture  # noqa: F401 (fixture)
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -104,7 +105,16 @@ def test_token_required(server: HttpServer, isolated_home: Path) -> None:
     assert '"serverInfo"' in body and '"localmem"' in body
 
 
-def test_sdk_client_session_over_http(server: HttpServer, isolated_home: Path) -> None:
+@pytest.fixture
+def store_server(env: dict[str, str], tmp_path: Path, location: str) -> Iterator[HttpServer]:
+    """A server on the store of each backend in turn (`location`)."""
+    running = HttpServer({**env, "LOCALMEM_DB": location}, tmp_path)
+    yield running
+    running.stop()
+
+
+def test_sdk_client_session_over_http(store_server: HttpServer, isolated_home: Path) -> None:
+    server = store_server
     token = stored_token(isolated_home).read_text().strip()
 
     async def main() -> None:

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from mcp_support import RawServer, assert_one_sentence
+from store_support import location_fixture  # noqa: F401 (fixture)
 
 GARBAGE: list[bytes] = [
     b"hello, is this thing on?\n",
@@ -20,8 +22,14 @@ GARBAGE: list[bytes] = [
 ]
 
 
-def test_garbage_never_stops_the_server(env: dict[str, str], tmp_path: Path) -> None:
-    server = RawServer(env, tmp_path)
+@pytest.fixture
+def store_env(env: dict[str, str], location: str) -> dict[str, str]:
+    """The environment with the store on each backend in turn (`location`)."""
+    return {**env, "LOCALMEM_DB": location}
+
+
+def test_garbage_never_stops_the_server(store_env: dict[str, str], tmp_path: Path) -> None:
+    server = RawServer(store_env, tmp_path)
     init = server.initialize()
     assert init["result"]["serverInfo"]["name"] == "localmem"
     for number, junk in enumerate(GARBAGE):
@@ -41,8 +49,8 @@ def test_garbage_never_stops_the_server(env: dict[str, str], tmp_path: Path) -> 
     assert {m["error"]["code"] for m in parse_errors} <= {-32700, -32600}
 
 
-def test_unknown_method_and_huge_requests(env: dict[str, str], tmp_path: Path) -> None:
-    server = RawServer(env, tmp_path)
+def test_unknown_method_and_huge_requests(store_env: dict[str, str], tmp_path: Path) -> None:
+    server = RawServer(store_env, tmp_path)
     server.initialize()
     unknown = server.request(1, "memories/delete_everything", {"really": True})
     assert unknown["error"]["code"] == -32601
@@ -139,9 +147,36 @@ def test_stdout_is_only_protocol_even_when_a_tool_fails(
         assert json.loads(line)["jsonrpc"] == "2.0"
 
 
-def test_two_servers_writing_at_once_lose_nothing(env: dict[str, str], tmp_path: Path) -> None:
+def test_stdout_is_only_protocol_when_the_postgres_database_is_missing(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """The team store's database is not there (dropped, or a typo in its name): each
+    tool answers with an error result of one sentence, and the server goes on."""
+    import pg_support
+
+    env["LOCALMEM_DB"] = pg_support.url_of("no_such_database")
+    server = RawServer(env, tmp_path)
+    server.initialize()
+    for number, (name, arguments) in enumerate(
+        [("memory_recall", {"query": "anything"}), ("memory_add", {"content": "a lesson"})]
+    ):
+        failed = server.request(number, "tools/call", {"name": name, "arguments": arguments})
+        assert failed["result"]["isError"] is True
+        text = failed["result"]["content"][0]["text"]
+        assert_one_sentence(text)
+        assert "team store" in text
+    assert server.request(9, "ping")["result"] == {}
+    code, stderr = server.close()
+    assert code == 0 and "Traceback" not in stderr
+    for line in server.stdout_seen:
+        assert json.loads(line)["jsonrpc"] == "2.0"
+
+
+def test_two_servers_writing_at_once_lose_nothing(
+    store_env: dict[str, str], tmp_path: Path
+) -> None:
     """Two agents' servers on one database, each firing writes without waiting."""
-    servers = [RawServer(env, tmp_path), RawServer(env, tmp_path)]
+    servers = [RawServer(store_env, tmp_path), RawServer(store_env, tmp_path)]
     for server in servers:
         server.initialize()
     count = 40

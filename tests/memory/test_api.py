@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from backend_support import holds_no_store, is_team_store
 from store_support import location_fixture  # noqa: F401 (fixture)
 
 import localmem
@@ -58,7 +59,7 @@ def test_default_path_comes_from_environment(
 ) -> None:
     # A file in a folder not made yet, or the team store's URL.
     file = tmp_path / "elsewhere" / "mem.db"
-    target = location if location.startswith("postgresql:") else str(file)
+    target = location if is_team_store(location) else str(file)
     monkeypatch.setenv("LOCALMEM_DB", target)
     with localmem.open() as store:
         assert str(store.path) == target
@@ -84,7 +85,6 @@ def test_missing_database_not_created_without_create(tmp_path: Path) -> None:
 
 def test_an_empty_postgres_database_is_not_made_a_store_without_create() -> None:
     import pg_support
-    import psycopg
 
     url = pg_support.fresh_url(schema=False)  # a database holding no store
     try:
@@ -92,11 +92,7 @@ def test_an_empty_postgres_database_is_not_made_a_store_without_create() -> None
             localmem.open(url, create=False)
         assert "no memory store in the database" in str(caught.value)
         assert "localmem init" in str(caught.value) and "localmem add" in str(caught.value)
-        with psycopg.connect(url) as conn:
-            schemas = conn.execute(
-                "SELECT count(*) FROM pg_namespace WHERE nspname = 'localmem'"
-            ).fetchone()
-        assert schemas == (0,)
+        assert holds_no_store(url)
     finally:
         pg_support.drop(url)
 

@@ -4,7 +4,6 @@ and keyword edit in `manage` (the web view's domain functions; none of them is a
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 from backend_support import stored_bytes

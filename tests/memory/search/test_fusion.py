@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from backend_support import is_team_store, outside
 from conftest import script
 from store_support import location_fixture  # noqa: F401 (fixture)
 
@@ -80,8 +81,6 @@ def test_a_memory_found_by_meaning_alone_is_weak(readme: Store) -> None:
     assert lexical.hits == ()
 
 
-# SQLite only for now: the hook's fast path (`cli/hook.py`) takes a URL for a missing file.
-@pytest.mark.parametrize("location", ["sqlite"], indirect=True)
 def test_the_hook_stays_lexical(readme: Store, location: str) -> None:
     env = {"LOCALMEM_DB": location, "PATH": "/usr/bin:/bin"}
     for args in (
@@ -97,7 +96,7 @@ def test_the_hook_stays_lexical(readme: Store, location: str) -> None:
     assert logout.stdout.startswith("- (global) Symptom: login 401")
 
 
-def test_eval_reports_the_fused_ranking_beside_its_parts(tmp_path: Path) -> None:
+def test_eval_reports_the_fused_ranking_beside_its_parts(tmp_path: Path, location: str) -> None:
     fixture = {
         "name": "tiny-fused",
         "corpus": [
@@ -115,7 +114,7 @@ def test_eval_reports_the_fused_ranking_beside_its_parts(tmp_path: Path) -> None
     }  # fmt: skip
     path = tmp_path / "f.json"
     path.write_text(json.dumps(fixture))
-    env = {"LOCALMEM_DB": str(tmp_path / "never.db"), "PATH": "/usr/bin:/bin"}
+    env = {"LOCALMEM_DB": location, "PATH": "/usr/bin:/bin"}
     fused = subprocess.run([script("localmem"), "eval", "--fixture", str(path), "--json"],
                            capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
     assert fused.returncode == 0, fused.stderr
@@ -131,7 +130,18 @@ def test_eval_reports_the_fused_ranking_beside_its_parts(tmp_path: Path) -> None
     (report,) = json.loads(plain.stdout)["fixtures"]
     assert report["ranking"] == "lexical" and set(report["compare"]) == {"bm25"}
     assert json.loads(plain.stdout)["semantic"].endswith("(not used: --lexical)")
-    assert not (tmp_path / "never.db").exists()
+    if not is_team_store(location):
+        assert not Path(location).exists()
+        return
+    # On the team store's server eval writes a schema of its own and drops it after.
+    (schemas, rows) = outside(
+        location,
+        [
+            ("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'localmem%' ORDER BY 1", ()),
+            ("SELECT count(*) FROM memories", ()),
+        ],
+    )
+    assert schemas == [("localmem",)] and rows == [(0,)]
 
 
 # The fusion rule on plain numbers -------------------------------------------------

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 from maint_support import open_at, wait_for
+from store_support import location_fixture  # noqa: F401 (fixture)
 
-from localmem.errors import Conflict
+from localmem.errors import Conflict, InvalidInput
 from localmem.memory.transfer import mirror
 from localmem.memory.transfer.export import export_text, parse_mirror
 from localmem.memory.transfer.restore import restore
@@ -125,16 +126,27 @@ def test_init_refuses_a_folder_pushing_elsewhere(tmp_path: Path, remote: Path) -
 
 
 def test_without_a_mirror_a_write_starts_no_worker(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    location: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from localmem import gitsync
 
     started: list[str] = []
     monkeypatch.setattr(gitsync, "start", lambda *a, **k: started.append(str(a)))
-    with open_at(tmp_path / "a.db") as store:
+    with open_at(location) as store:
         store.add("no mirror here", workspace="x")
         assert mirror.configured(store.connection) is None
     assert started == []
+
+
+@pytest.mark.parametrize("location", ["postgres"], indirect=True)
+def test_the_team_store_is_never_mirrored(location: str, remote: Path, tmp_path: Path) -> None:
+    # Decision 217: the folder would be recorded in the meta every teammate shares.
+    with open_at(location) as store:
+        store.add("one memory", workspace="x")
+        with pytest.raises(InvalidInput, match="team store; back it up with pg_dump"):
+            mirror.init(store, str(remote), tmp_path / "m", _quiet)
+        assert mirror.configured(store.connection) is None
+    assert not (tmp_path / "m").exists()
 
 
 def test_a_bulk_transaction_starts_one_worker_at_the_end(

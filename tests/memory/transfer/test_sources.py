@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from store_support import location_fixture  # noqa: F401 (fixture)
 
 from localmem.errors import InvalidInput, NotFound
 from localmem.memory.store import open_store
@@ -76,9 +77,9 @@ def test_basic_memory_default_project_comes_from_its_config(tmp_path: Path) -> N
     assert source_basic_memory.basic_memory_default(ctx) == work
 
 
-def test_localmem_05_with_w_moves_every_memory_and_keeps_links(tmp_path: Path) -> None:
+def test_localmem_05_with_w_moves_every_memory_and_keeps_links(location: str) -> None:
     fixture = Path(__file__).parent / "fixtures" / "sources" / "reference-0.5.json"
-    with open_store(tmp_path / "m.db") as store:
+    with open_store(location) as store:
         report = sources.import_source(store, "localmem-0.5", fixture, workspace="moved")
         assert (report.workspace, report.added) == ("moved", 2)
         rows = store.connection.execute(

@@ -8,7 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from backend_support import (
+    is_team_store,
+    other_location_fixture,  # noqa: F401 (fixture)
+    stored_bytes,
+)
 from maint_support import Clock, filled, open_at
+from store_support import location_fixture  # noqa: F401 (fixture)
 
 from localmem.errors import InvalidInput, NotFound
 from localmem.memory.store import Store
@@ -27,10 +33,10 @@ def _restore_text(store: Store, text: str, where: str = "file") -> transfer.Sour
     return source
 
 
-def test_export_restore_export_is_byte_identical(tmp_path: Path) -> None:
-    with filled(tmp_path / "a.db") as store:
+def test_export_restore_export_is_byte_identical(location: str, other_location: str) -> None:
+    with filled(location) as store:
         first = _export(store)
-    with open_at(tmp_path / "b.db", Clock()) as empty:
+    with open_at(other_location, Clock()) as empty:
         _restore_text(empty, first)
         again = _export(empty)
     assert again == first
@@ -42,11 +48,11 @@ def test_export_restore_export_is_byte_identical(tmp_path: Path) -> None:
     assert "id" not in document["memories"][0]  # row ids are local to one database
 
 
-def test_every_column_survives(tmp_path: Path) -> None:
-    with filled(tmp_path / "a.db") as store:
+def test_every_column_survives(location: str, other_location: str) -> None:
+    with filled(location) as store:
         before = {m.content: m for m in map(store.get, range(1, 9))}
         text = _export(store)
-    with open_at(tmp_path / "b.db") as other:
+    with open_at(other_location) as other:
         _restore_text(other, text)
         rows = other.connection.execute("SELECT id FROM memories").fetchall()
         after = {m.content: m for m in (other.get(int(r[0])) for r in rows)}
@@ -77,10 +83,10 @@ def test_every_column_survives(tmp_path: Path) -> None:
     assert before["Run the tests with make test and pytest -x"].recalled_count >= 1
 
 
-def test_restore_twice_adds_nothing(tmp_path: Path) -> None:
-    with filled(tmp_path / "a.db") as store:
+def test_restore_twice_adds_nothing(location: str, other_location: str) -> None:
+    with filled(location) as store:
         text = _export(store)
-    with open_at(tmp_path / "b.db") as other:
+    with open_at(other_location) as other:
         restore(other, parse_export(text, "f"))
         once = _export(other)
         queue = other.connection.execute("SELECT COUNT(*) FROM near_duplicates").fetchone()
@@ -91,10 +97,10 @@ def test_restore_twice_adds_nothing(tmp_path: Path) -> None:
         assert other.connection.execute("SELECT COUNT(*) FROM near_duplicates").fetchone() == queue
 
 
-def test_restore_merges_into_existing_rows(tmp_path: Path) -> None:
-    with filled(tmp_path / "a.db") as store:
+def test_restore_merges_into_existing_rows(location: str, other_location: str) -> None:
+    with filled(location) as store:
         text = _export(store)
-    with open_at(tmp_path / "b.db") as other:
+    with open_at(other_location) as other:
         mine = other.add(
             "run the tests with  make test and pytest -x",  # the same after normalizing
             workspace="api",
@@ -110,10 +116,10 @@ def test_restore_merges_into_existing_rows(tmp_path: Path) -> None:
         assert merged.content == "run the tests with  make test and pytest -x"
 
 
-def test_links_are_carried_by_key_not_row_id(tmp_path: Path) -> None:
-    with filled(tmp_path / "a.db") as store:
+def test_links_are_carried_by_key_not_row_id(location: str, other_location: str) -> None:
+    with filled(location) as store:
         text = _export(store)
-    with open_at(tmp_path / "b.db") as other:
+    with open_at(other_location) as other:
         for n in range(5):  # shift the row ids of the target store
             other.add(f"unrelated memory number {n} about gardening", workspace="x")
         restore(other, parse_export(text, "f"))
@@ -128,10 +134,10 @@ def test_links_are_carried_by_key_not_row_id(tmp_path: Path) -> None:
         assert hits[0].memory.content.startswith("Deploy with the deploy.sh")
 
 
-def test_derived_data_is_rebuilt(tmp_path: Path) -> None:
-    with filled(tmp_path / "a.db") as store:
+def test_derived_data_is_rebuilt(location: str, other_location: str) -> None:
+    with filled(location) as store:
         text = _export(store)
-    with open_at(tmp_path / "b.db") as other:
+    with open_at(other_location) as other:
         report = restore(other, parse_export(text, "f"))
         assert report.queued == 1
         pair = other.connection.execute(
@@ -151,8 +157,8 @@ def test_derived_data_is_rebuilt(tmp_path: Path) -> None:
         assert entities == 1
 
 
-def test_workspace_export(tmp_path: Path) -> None:
-    with filled(tmp_path / "a.db") as store:
+def test_workspace_export(location: str) -> None:
+    with filled(location) as store:
         only = json.loads(_export(store, "web"))
     assert {r["workspace"] for r in only["memories"]} == {"web"}
     assert only["count"] == 3
@@ -199,8 +205,8 @@ def _reference() -> dict[str, object]:
     }
 
 
-def test_reference_format_maps_superseded_by(tmp_path: Path) -> None:
-    with open_at(tmp_path / "b.db") as store:
+def test_reference_format_maps_superseded_by(location: str) -> None:
+    with open_at(location) as store:
         store.add("something already here", workspace="web")  # ids 41 and 57 mean nothing here
         report = restore(store, parse_export(json.dumps(_reference()), "ref.json"))
         assert report.source == "reference" and report.added == 2 and report.links == 1
@@ -217,18 +223,18 @@ def test_reference_format_maps_superseded_by(tmp_path: Path) -> None:
         assert (again.added, again.merged, again.links) == (0, 0, 0)
 
 
-def test_reference_link_to_a_missing_id_is_dropped_with_a_warning(tmp_path: Path) -> None:
+def test_reference_link_to_a_missing_id_is_dropped_with_a_warning(location: str) -> None:
     document = _reference()
     memories = document["memories"]
     assert isinstance(memories, list)
     memories[0]["superseded_by"] = 999
     source = parse_export(json.dumps(document), "ref.json")
     assert source.warnings and "999" in source.warnings[0]
-    with open_at(tmp_path / "b.db") as store:
+    with open_at(location) as store:
         assert restore(store, source).links == 0
 
 
-def test_reference_links_our_rules_refuse_are_dropped_not_fatal(tmp_path: Path) -> None:
+def test_reference_links_our_rules_refuse_are_dropped_not_fatal(location: str) -> None:
     document = _reference()
     memories = document["memories"]
     assert isinstance(memories, list)
@@ -242,7 +248,7 @@ def test_reference_links_our_rules_refuse_are_dropped_not_fatal(tmp_path: Path) 
     source = parse_export(json.dumps(document), "ref.json")
     assert len(source.warnings) == 2
     assert "'api'" in source.warnings[0] and "loop" in source.warnings[1]
-    with open_at(tmp_path / "b.db") as store:
+    with open_at(location) as store:
         report = restore(store, source)
         assert report.added == 4 and report.links == 1  # one link of the loop survives
         assert store.get(1).seen_count == 1 and store.get(1).superseded_by is None
@@ -261,16 +267,20 @@ def test_restore_holds_source_and_session_to_the_write_rule(
         parse_export(json.dumps(document), "ref.json")
 
 
-def _db_digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _db_digest(path: str) -> str:
+    """The database file's digest; on the team store, that of every row of every table."""
+    data = stored_bytes(path) if is_team_store(path) else Path(path).read_bytes()
+    return hashlib.sha256(data).hexdigest()
 
 
 @pytest.mark.parametrize(
     "breakage",
     ["truncated", "count", "key", "kind", "loop", "dangling", "format", "version", "missing"],
 )
-def test_broken_files_are_refused_and_change_nothing(tmp_path: Path, breakage: str) -> None:
-    with filled(tmp_path / "a.db") as store:
+def test_broken_files_are_refused_and_change_nothing(
+    location: str, other_location: str, tmp_path: Path, breakage: str
+) -> None:
+    with filled(location) as store:
         text = _export(store)
     document = json.loads(text)
     records = document["memories"]
@@ -295,7 +305,7 @@ def test_broken_files_are_refused_and_change_nothing(tmp_path: Path, breakage: s
         elif breakage == "missing":
             del records[2]["created_at"]
         broken = json.dumps(document)
-    target = tmp_path / "b.db"
+    target = other_location
     with open_at(target) as other:
         other.add("a memory that must survive", workspace="x")
         before = _export(other)
@@ -315,19 +325,21 @@ def test_missing_file_is_not_found(tmp_path: Path) -> None:
         read_source(tmp_path / "nope.json")
 
 
-def test_progress_is_reported(tmp_path: Path) -> None:
-    with filled(tmp_path / "a.db") as store:
+def test_progress_is_reported(location: str, other_location: str) -> None:
+    with filled(location) as store:
         text = _export(store)
     seen: list[tuple[int, int]] = []
-    with open_at(tmp_path / "b.db") as other:
+    with open_at(other_location) as other:
         restore(other, parse_export(text, "f"), progress=lambda d, t: seen.append((d, t)))
     assert seen[-1] == (8, 8)
 
 
-def test_a_failure_half_way_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failure_half_way_writes_nothing(
+    location: str, other_location: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from localmem.memory.transfer import restore as restore_module
 
-    with filled(tmp_path / "a.db") as store:
+    with filled(location) as store:
         source = parse_export(_export(store), "f")
     calls = {"n": 0}
     real = restore_module._insert
@@ -339,7 +351,7 @@ def test_a_failure_half_way_writes_nothing(tmp_path: Path, monkeypatch: pytest.M
         return real(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(restore_module, "_insert", failing)
-    with open_at(tmp_path / "b.db") as other, pytest.raises(OSError):
+    with open_at(other_location) as other, pytest.raises(OSError):
         restore(other, source)
-    with open_at(tmp_path / "b.db") as other:
+    with open_at(other_location) as other:
         assert other.is_empty()

@@ -34,6 +34,7 @@ from localmem.memory.backend import postgres_schema
 
 WRITER_LOCK = 0x6C6D656D  # "lmem": with the schema's hash, the one advisory lock writers take
 RECALL_TIMEOUT_MS = 2000
+BUSY_TIMEOUT_MS = 15_000  # as on SQLite: a writer waits this long for the others
 _RETRIED = ("BEGIN", "SELECT", "SHOW")  # statements safe to send again on a new connection
 CONNECT_TIMEOUT_S = 5
 INSTALL = "pipx install 'localmem[postgres]'"
@@ -67,7 +68,7 @@ class Connection:
         self.schema = schema  # `localmem`; `eval` builds its throwaway store in another
         self.where = shown(url)
         self.recall_timeout_ms = RECALL_TIMEOUT_MS
-        self.busy_timeout_ms = 15_000
+        self.busy_timeout_ms = BUSY_TIMEOUT_MS
         self._writing = False
         self._raw: Any = None
         # Document frequencies this transaction changed, and their state at each open
@@ -165,11 +166,20 @@ class Connection:
             raise sqlite3.OperationalError("attempt to write a readonly database")
         if statement == "BEGIN IMMEDIATE":
             # One round trip: the schema name is ours (`localmem`, or eval's scratch name).
-            self._run(
-                f"BEGIN; SET LOCAL statement_timeout = {max(self.busy_timeout_ms, 1)}; "
-                f"SELECT pg_advisory_xact_lock({WRITER_LOCK}, hashtext('{self.schema}'))",
-                (),
-            )
+            try:
+                self._run(
+                    f"BEGIN; SET LOCAL lock_timeout = {self.busy_timeout_ms}; "
+                    f"SET LOCAL statement_timeout = {BUSY_TIMEOUT_MS}; "
+                    f"SELECT pg_advisory_xact_lock({WRITER_LOCK}, hashtext('{self.schema}'))",
+                    (),
+                )
+            except (sqlite3.OperationalError, StoreUnavailable) as error:
+                if self.in_transaction:
+                    self._raw.execute("ROLLBACK")
+                if isinstance(error, StoreUnavailable) and self._raw.broken:
+                    raise
+                # Another writer held the lock for the whole wait, as SQLite says it.
+                raise sqlite3.OperationalError("database is locked") from error
             self._writing = True
             return Cursor(None)
         if statement == "BEGIN":
@@ -232,7 +242,10 @@ class Connection:
         if name == "user_version" and not value:
             return self.execute("SELECT coalesce(max(version), 0) FROM schema_migrations")
         if name == "busy_timeout" and value:
-            return Cursor(self._run("SELECT set_config('lock_timeout', %s, false)", (value,)))
+            # How long the next write waits for the write lock; 0 (do not wait) is 1 ms,
+            # PostgreSQL's 0 meaning "forever".
+            self.busy_timeout_ms = max(int(value), 1)
+            return Cursor.of([])
         if name == "database_list":
             return Cursor.of([(0, "main", self.where)])
         if name == "page_size":
@@ -268,7 +281,8 @@ class Connection:
             return error
         text = _first_line(error)
         if isinstance(error, errors.QueryCanceled):
-            seconds = f"{self.recall_timeout_ms / 1000:g}"
+            limit = BUSY_TIMEOUT_MS if self._writing else self.recall_timeout_ms
+            seconds = f"{limit / 1000:g}"
             return StoreUnavailable(
                 f"The team store at {self.where} did not answer within {seconds} s, so this "
                 "was stopped and nothing changed; try again, or ask whoever runs the server "
@@ -371,13 +385,6 @@ _IS_MARK = re.compile(r"\bIS\s+(NOT\s+)?\?", re.IGNORECASE)
 _EMPTY_IN = re.compile(r"[\w.]+\s+(NOT\s+)?IN\s*\(\s*\)", re.IGNORECASE)
 # SQLite's index hints (`INDEXED BY name`, `NOT INDEXED`): PostgreSQL's planner takes none.
 _INDEXED = re.compile(r"\s+(INDEXED\s+BY\s+\w+|NOT\s+INDEXED)\b", re.IGNORECASE)
-# FTS5's `optimize` merges its segments so deleted terms leave the file; the team
-# store's index (`memory_index`) is rewritten row by row and has no segments to merge.
-_FTS_OPTIMIZE = re.compile(
-    r"^INSERT\s+INTO\s+memories_fts\s*\(\s*memories_fts\s*\)\s*VALUES\s*\(\s*'optimize'\s*\)$",
-    re.IGNORECASE,
-)
-_NOTHING = "SELECT 1 WHERE false"
 _CONFLICT_KEYS = {"meta": "key", "term_df": "term", "vectors": "memory_id"}
 _cache: dict[tuple[str, bool], tuple[str, bool]] = {}
 
@@ -391,8 +398,6 @@ def translate(sql: str, *, many: bool = False) -> tuple[str, bool]:
 
 
 def _translate(sql: str, many: bool) -> tuple[str, bool]:
-    if _FTS_OPTIMIZE.match(sql):
-        return _NOTHING, False
     returns_id = False
     insert = _INSERT.match(sql)
     suffix = ""
@@ -446,6 +451,17 @@ _ORDER = re.compile(r"\bORDER\s+BY\b", re.IGNORECASE)
 _ORDER_END = re.compile(r"\b(LIMIT|OFFSET|UNION|EXCEPT|INTERSECT)\b", re.IGNORECASE)
 
 
+# The columns of the store that may hold NULL (postgres_schema), and the functions
+# that can give one: only an ORDER BY term naming one of them needs its NULLs placed.
+_NULLABLE = frozenset(
+    {
+        *("source", "session_id", "superseded_by", "last_recalled_at", "checked_with"),
+        *("best_overlap", "author", "root", "remote", "undone_at", "snapshot"),
+        *("max", "min", "coalesce", "nullif", "case"),
+    }
+)
+
+
 def _nulls_as_sqlite(sql: str) -> str:
     """SQLite sorts NULL before every value; PostgreSQL after. Each ORDER BY term gets
     NULLS FIRST (ascending) or NULLS LAST (descending), so both give one order."""
@@ -478,7 +494,10 @@ def _nulls_as_sqlite(sql: str) -> str:
         fixed = []
         for term in terms:
             bare = term.strip()
-            if "NULLS" in bare.upper():
+            words = set(re.findall(r"[a-z_]+", bare.lower()))
+            if "NULLS" in bare.upper() or not words & _NULLABLE:
+                # A column that is never NULL sorts alike on both: left as written, so
+                # an index can still give the order.
                 fixed.append(" " + bare)
             elif bare.upper().endswith(" DESC"):
                 fixed.append(f" {bare} NULLS LAST")

@@ -197,3 +197,7 @@ def bm25_top(
         scored.append((-score, memory_id))
     scored.sort()
     return [(memory_id, -negative) for negative, memory_id in scored[:want]]
+
+
+def merge_segments(conn: sqlite3.Connection) -> None:
+    """Nothing to merge: the postings are rows, deleted as the memory's terms change."""

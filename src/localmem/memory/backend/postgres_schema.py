@@ -4,7 +4,9 @@ The same tables and columns as the SQLite file at schema 10 (the first version t
 team store had), in a schema of their own (`localmem`) so they never meet a team's
 other tables. What differs, and why:
 - every text column is `COLLATE "C"`: SQLite compares text byte by byte, and the
-  same order on both backends is part of "the same store";
+  same order on both backends is part of "the same store"; an index on a column
+  that may be NULL puts NULLs first, where SQLite's order has them, so it still
+  gives the order a query asks for;
 - `memory_terms` and `memory_index` hold what FTS5 holds on SQLite: the postings
   (term, memory, how often in the content and in the keywords) and each memory's
   length in terms, so the ranking computes FTS5's bm25 from the same numbers
@@ -50,13 +52,13 @@ CREATE INDEX memories_superseded_by ON memories(superseded_by) WHERE superseded_
 CREATE INDEX memories_live_core ON memories(workspace, created_at)
     WHERE kind = 'core' AND superseded_by IS NULL;
 CREATE INDEX memories_created ON memories(created_at);
-CREATE INDEX memories_last_recalled ON memories(last_recalled_at);
+CREATE INDEX memories_last_recalled ON memories(last_recalled_at NULLS FIRST);
 CREATE INDEX memories_recalled_count ON memories(recalled_count);
 CREATE INDEX memories_length ON memories(length(content));
 CREATE INDEX memories_ws_created_at ON memories(workspace, created_at);
-CREATE INDEX memories_ws_last_recalled_at ON memories(workspace, last_recalled_at);
+CREATE INDEX memories_ws_last_recalled_at ON memories(workspace, last_recalled_at NULLS FIRST);
 CREATE INDEX memories_ws_recalled_count ON memories(workspace, recalled_count);
-CREATE INDEX memories_traces ON memories(created_at, workspace, best_overlap)
+CREATE INDEX memories_traces ON memories(created_at, workspace, best_overlap NULLS FIRST)
     WHERE kind = 'trace';
 CREATE INDEX memories_never_recalled ON memories(kind, created_at, workspace)
     WHERE recalled_count = 0;
@@ -64,7 +66,7 @@ CREATE INDEX memories_lesson_problems ON memories(workspace)
     WHERE kind = 'lesson' AND (length(content) > 300 OR strpos(content, chr(10)) > 0
     OR strpos(content, chr(13)) > 0);
 CREATE INDEX memories_seen ON memories(seen_count);
-CREATE INDEX memories_checked_with ON memories(checked_with);
+CREATE INDEX memories_checked_with ON memories(checked_with NULLS FIRST);
 
 CREATE TABLE memory_index (
     memory_id bigint PRIMARY KEY,

@@ -31,3 +31,10 @@ def reclaimable(conn: sqlite3.Connection) -> int:
 def compact(conn: sqlite3.Connection) -> None:
     for (table,) in conn.execute(_TABLES).fetchall():
         conn.execute(f'VACUUM (ANALYZE) "{table}"')
+
+
+def scrub(conn: sqlite3.Connection) -> None:
+    """After `redact`: VACUUM removes the masked rows' old versions, which every
+    update leaves behind, so no query and no `pg_dump` can read them again. Their
+    bytes may stay in the files until PostgreSQL reuses the space (docs/team-store.md)."""
+    compact(conn)

@@ -116,3 +116,8 @@ def bm25_top(
         (keyword_weight, match_expression(terms, ws_ids), want),
     ).fetchall()
     return [(int(i), max(0.0, -float(r))) for i, r in top]
+
+
+def merge_segments(conn: sqlite3.Connection) -> None:
+    """Merge FTS5's segments, so deleted terms leave the file (after `redact`)."""
+    conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")

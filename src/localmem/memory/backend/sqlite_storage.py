@@ -27,3 +27,9 @@ def compact(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.execute("VACUUM")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def scrub(conn: sqlite3.Connection) -> None:
+    """After `redact` (with secure_delete on): fold the WAL, which holds the old pages,
+    into the file (busy readers: the next checkpoint does it)."""
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

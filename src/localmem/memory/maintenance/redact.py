@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from localmem import credentials
-from localmem.memory import rows, write
+from localmem.memory import backend, rows, write
 from localmem.memory.maintenance import merge_undo
 from localmem.memory.schema import read_snapshot, utc_text, write_transaction
 from localmem.memory.search import index, tokens
@@ -139,7 +139,7 @@ def redact(
     finally:
         conn.execute(f"PRAGMA secure_delete = {int(secure)}")
     if done:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # busy readers: the next one does it
+        backend.storage_of(conn).scrub(conn)  # the old versions of the masked rows
         store.changed(f"redact {len(done)}")  # the git mirror rewrites those rows too
     return _report(store, False, done, rewrite_history)
 
@@ -193,5 +193,5 @@ def _mask_all(conn: sqlite3.Connection, when: str, done: list[_Row]) -> None:
             "UPDATE memories SET checked_with = ? WHERE checked_with IS NOT ?", (version, version)
         )
         if done:
-            # Deleted terms leave FTS5's segments only when they merge.
-            conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+            # Deleted terms leave the index's stored segments only when they merge.
+            backend.index_of(conn).merge_segments(conn)
