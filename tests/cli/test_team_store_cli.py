@@ -46,6 +46,10 @@ def test_every_command_works_on_the_team_store(tmp_path: Path, env: dict[str, st
     assert stats["total"] == 4 and stats["path"] == url
     assert json.loads(ok("audit", "--json"))["total"] == 4
     ok("dedupe")
+    doctor = json.loads(ok("doctor", "--json"))
+    assert {c["name"]: c["status"] for c in doctor["checks"]}["index"] == "ok"
+    embedded = run(["embed"], here, {**mine, "LOCALMEM_SEMANTIC": ""})
+    assert embedded.returncode == 0 and "embedded 4 memories" in embedded.stdout, embedded
     ok("gc")
     ok("redact")
     exported = ok("export")

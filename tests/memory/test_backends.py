@@ -217,3 +217,22 @@ def test_a_password_in_the_url_is_refused_and_never_printed(
     assert done.returncode != 0
     assert "hunter2secret" not in done.stderr + done.stdout
     assert "PGPASSWORD, ~/.pgpass" in done.stderr
+
+
+def test_doctor_finds_a_broken_team_store_index_and_repair_rebuilds_it(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    url = pg_support.fresh_url()
+    env = {**env, "LOCALMEM_DB": url}
+    assert _cli(env, "add", "-w", "shop", "Deploys go through make release").returncode == 0
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute("DELETE FROM localmem.memory_index")  # what a bad hand edit leaves
+    found = _cli(env, "doctor", cwd=tmp_path)
+    assert found.returncode == 1
+    assert "1 memories missing from the full-text index" in found.stdout
+    fixed = _cli(env, "doctor", "--repair", cwd=tmp_path)
+    assert fixed.returncode == 0, fixed.stdout
+    assert "Rebuilt the full-text index of 1 memories" in fixed.stdout
+    hits = _cli(env, "search", "-w", "shop", "how do we deploy", cwd=tmp_path)
+    assert "make release" in hits.stdout
+    pg_support.drop(url)

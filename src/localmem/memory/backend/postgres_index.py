@@ -28,6 +28,10 @@ K1 = 1.2
 B = 0.75
 
 
+# The table holding one row per indexed memory, and its memory id column (`doctor`).
+ENTRIES = ("memory_index", "memory_id")
+
+
 def insert(
     conn: sqlite3.Connection, memory_id: int, body: list[str], kw: list[str], ws_id: int
 ) -> None:

@@ -15,6 +15,10 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 
+# The table holding one row per indexed memory, and its memory id column (`doctor`).
+ENTRIES = ("memories_fts_docsize", "id")
+
+
 def ws_term(workspace_id: int) -> str:
     """The single index term naming a workspace (lives in the `ws` column only)."""
     return f"w{workspace_id}"

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from localmem import paths
 from localmem.facts import checkup
-from localmem.memory import backups, schema
+from localmem.memory import backend, backups, schema
 from localmem.memory.search import tokens
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -68,7 +68,7 @@ def examine(db_path: str, facts_folder: str | None = None) -> Report:
     """Every check, on the database at `db_path` and the facts folder."""
     folder = facts_folder if facts_folder is not None else paths.facts_folder()
     report = Report(db_path, folder)
-    report.backups = backups.listing(db_path)
+    report.backups = [] if paths.is_store_url(db_path) else backups.listing(db_path)
     _store_checks(report, db_path)
     if report.backups:
         names = ", ".join(f"{os.path.basename(b.path)} (schema {b.schema})" for b in report.backups)
@@ -78,7 +78,37 @@ def examine(db_path: str, facts_folder: str | None = None) -> Report:
     return report
 
 
+def _team_store_checks(report: Report, url: str) -> None:
+    """The team store's checks: the server answers, the schema, the index, the vectors.
+    The file checks (integrity, modes, locks) are the server's own business."""
+    from localmem.errors import StoreUnavailable
+    from localmem.memory.readonly import open_readonly
+
+    try:
+        if not paths.StoreURL(url).exists():
+            report.add("server", "ok", f"No memory store yet at {url} (the first add makes it).")
+            return
+        conn = open_readonly(paths.StoreURL(url))
+    except StoreUnavailable as error:
+        report.add("server", "problem", str(error))
+        return
+    try:
+        server = conn.execute("SELECT current_setting('server_version')").fetchone()[0]
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        report.add("server", "ok", f"The team store at {url} answers (PostgreSQL {server}).")
+        report.add("schema", "ok", f"Schema {version}, the one this localmem writes.")
+        _index_check(report, conn)
+        _vector_check(report, conn)
+    except sqlite3.DatabaseError as error:
+        report.add("server", "problem", f"The team store at {url} could not be read ({error}).")
+    finally:
+        conn.close()
+
+
 def _store_checks(report: Report, db_path: str) -> None:
+    if paths.is_store_url(db_path):
+        _team_store_checks(report, db_path)
+        return
     state = file_state(db_path)
     if state == "missing":
         report.add("file", "ok", f"No memory database yet at {db_path} (the first add makes it).")
@@ -175,16 +205,17 @@ def _database_checks(report: Report, conn: sqlite3.Connection, db_path: str) -> 
 
 def _index_check(report: Report, conn: sqlite3.Connection) -> None:
     rows = int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+    entries, key = backend.index_of(conn).ENTRIES  # one row per indexed memory
     unindexed = int(
         conn.execute(
             "SELECT count(*) FROM memories AS m WHERE NOT EXISTS "
-            "(SELECT 1 FROM memories_fts_docsize AS d WHERE d.id = m.id)"
+            f"(SELECT 1 FROM {entries} AS d WHERE d.{key} = m.id)"
         ).fetchone()[0]
     )
     orphans = int(
         conn.execute(
-            "SELECT count(*) FROM memories_fts_docsize AS d WHERE NOT EXISTS "
-            "(SELECT 1 FROM memories AS m WHERE m.id = d.id)"
+            f"SELECT count(*) FROM {entries} AS d WHERE NOT EXISTS "
+            f"(SELECT 1 FROM memories AS m WHERE m.id = d.{key})"
         ).fetchone()[0]
     )
     expected: Counter[str] = Counter()
