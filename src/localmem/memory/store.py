@@ -180,9 +180,9 @@ class Store:
         if self._view is None:
             if self._view_refused or not semantic.enabled():
                 return None
-            from localmem.memory.search.semantic_view import SemanticView
+            from localmem.memory.search.semantic_view import view_for
 
-            self._view = SemanticView(self._load_embedder())
+            self._view = view_for(self._conn, self._load_embedder())
         return self._view
 
     def use_semantic_view(self, view: SemanticView | None) -> None:

@@ -74,6 +74,7 @@ class Connection:
         # Document frequencies this transaction changed, and their state at each open
         # savepoint (`postgres_index.count_terms` says why).
         self.pending_df: dict[str, int] = {}
+        self.vector_search = False  # pgvector's index is there (`open_store` looks)
         self._marks: list[dict[str, int]] = []
         self._open()
 
@@ -108,7 +109,12 @@ class Connection:
                 "SELECT set_config('statement_timeout', %s, false), "
                 "set_config('lock_timeout', %s, false), "
                 "set_config('search_path', %s, false)",
-                (str(self.recall_timeout_ms), str(self.busy_timeout_ms), self.schema),
+                # `public` after ours: where pgvector's type lives when an admin installed it.
+                (
+                    str(self.recall_timeout_ms),
+                    str(self.busy_timeout_ms),
+                    f'"{self.schema}", public',
+                ),
             )
             if self.readonly:
                 raw.execute("SET default_transaction_read_only = on")
@@ -545,6 +551,7 @@ def open_store(
     except BaseException:
         conn.close()
         raise
+    conn.vector_search = _has_vector_search(conn)
     # The domain is typed against `sqlite3.Connection`, whose calls this class takes.
     return cast("sqlite3.Connection", conn)
 
@@ -571,6 +578,25 @@ def _version(conn: Connection) -> int | None:
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
+def _add_vector_search(conn: Connection) -> None:
+    """pgvector's HNSW index for the semantic view, where the server has the extension and
+    this role may use it; else the view scores the vectors on the client (decision 222)."""
+    conn.execute("SAVEPOINT vector_search")
+    try:
+        conn._run(postgres_schema.VECTOR_SEARCH, ())
+    except (sqlite3.DatabaseError, StoreUnavailable):
+        conn.execute("ROLLBACK TO vector_search")
+    conn.execute("RELEASE vector_search")
+
+
+def _has_vector_search(conn: Connection) -> bool:
+    row = conn.execute(
+        "SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() "
+        "AND table_name = 'vectors' AND column_name = 'embedding'"
+    ).fetchone()
+    return bool(row and row[0])
+
+
 def _create(conn: Connection) -> None:
     from localmem.memory.schema import utc_text_now
     from localmem.memory.search import tokens
@@ -591,6 +617,7 @@ def _create(conn: Connection) -> None:
                 "INSERT INTO meta(key, value) VALUES ('tokenizer_version', ?)",
                 (str(tokens.TOKENIZER_VERSION),),
             )
+            _add_vector_search(conn)
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:

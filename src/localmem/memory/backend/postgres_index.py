@@ -23,6 +23,8 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections import Counter
+from collections.abc import Sequence
+from typing import Any
 
 K1 = 1.2
 B = 0.75
@@ -205,3 +207,75 @@ def bm25_top(
 
 def merge_segments(conn: sqlite3.Connection) -> None:
     """Nothing to merge: the postings are rows, deleted as the memory's terms change."""
+
+
+def keep_vector(conn: sqlite3.Connection, memory_id: int, vector: object) -> None:
+    """Give pgvector's index the vector just stored (as the float16 bytes hold it)."""
+    if getattr(conn, "vector_search", False):
+        conn.execute(
+            "UPDATE vectors SET embedding = ?::vector WHERE memory_id = ?",
+            (_vector_text(vector), memory_id),
+        )
+
+
+def _vector_text(vector: object) -> str:
+    import numpy as np
+
+    # Rounded through float16 first, so the server holds what the bytes hold.
+    values = np.asarray(vector, dtype=np.float16).astype(np.float32)
+    return "[" + ",".join(repr(float(x)) for x in values) + "]"
+
+
+class NearestOnServer:
+    """The semantic view of a team store with pgvector: the nearest memories found by
+    the server's HNSW index instead of by scoring every vector on the client, which
+    would first copy them all here. The same interface as `SemanticView`."""
+
+    def __init__(self, embedder: Any) -> None:
+        self.embedder = embedder
+
+    def __len__(self) -> int:
+        return 0  # nothing is held here
+
+    def refresh(self, conn: sqlite3.Connection) -> None:
+        """Nothing to catch up with: every query reads the server's current rows."""
+
+    def scores(
+        self,
+        conn: sqlite3.Connection,
+        query: str,
+        names: Sequence[str] | None,
+        kind: str | None,
+        limit: int,
+    ) -> list[tuple[int, float]]:
+        """The best `limit` (memory id, cosine) pairs, best first, as `SemanticView.scores`."""
+        from localmem.memory.schema import read_snapshot
+
+        if limit <= 0:
+            return []
+        target = _vector_text(self.embedder.query(query))
+        sql = (
+            "SELECT v.memory_id, 1 - (v.embedding <=> ?::vector) FROM vectors AS v "
+            "JOIN memories AS m ON m.id = v.memory_id "
+            "WHERE v.model = ? AND v.content_hash <> '' AND v.embedding IS NOT NULL"
+        )
+        params: list[object] = [target, self.embedder.name]
+        if names is not None:
+            sql += " AND m.workspace = ANY(?)"
+            params.append(list(names))
+        if kind is not None:
+            sql += " AND m.kind = ?"
+            params.append(kind)
+        sql += " ORDER BY v.embedding <=> ?::vector LIMIT ?"
+        params += [target, limit]
+        with read_snapshot(conn):
+            # A filtered HNSW scan goes on until it has `limit` rows in scope (pgvector
+            # 0.8), and looks at enough candidates to find them.
+            conn.execute(
+                "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+                "set_config('hnsw.ef_search', ?, true)",
+                (str(max(40, min(limit * 2, 1000))),),
+            )
+            found = conn.execute(sql, params).fetchall()
+        ranked = sorted(((int(i), float(c)) for i, c in found), key=lambda p: (-p[1], p[0]))
+        return ranked[:limit]

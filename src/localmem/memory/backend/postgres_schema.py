@@ -183,6 +183,15 @@ CREATE TRIGGER memories_unchecked BEFORE UPDATE OF content, keywords, source, se
     ON memories FOR EACH ROW EXECUTE FUNCTION memories_unchecked();
 """
 
+# pgvector, added on creation where the server has it (`postgres._add_vector_search`):
+# the vector again as pgvector's type, with an HNSW index over cosine distance. The
+# float16 bytes stay the vector of record, as on SQLite (export, the client-side view).
+VECTOR_SEARCH = """
+CREATE EXTENSION IF NOT EXISTS vector;
+ALTER TABLE vectors ADD COLUMN embedding vector(384);
+CREATE INDEX vectors_embedding ON vectors USING hnsw (embedding vector_cosine_ops);
+"""
+
 # (number, name, script): the base is schema 10, the version SQLite files had when
 # the team store came; each later step is one more entry.
 STEPS: list[tuple[int, str, str]] = [(10, "the team store's first schema", BASE)]

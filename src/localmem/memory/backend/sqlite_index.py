@@ -125,3 +125,7 @@ def bm25_top(
 def merge_segments(conn: sqlite3.Connection) -> None:
     """Merge FTS5's segments, so deleted terms leave the file (after `redact`)."""
     conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+
+
+def keep_vector(conn: sqlite3.Connection, memory_id: int, vector: object) -> None:
+    """Nothing more to keep: the semantic view reads the `vectors` rows themselves."""

@@ -213,6 +213,9 @@ def store_vectors(
     """Write the vectors of `batch` ((memory id, embedded text) pairs) in one short
     transaction; a memory deleted or changed since its text was read is skipped, and
     one that another process embedded meanwhile is left alone. Returns how many it wrote."""
+    from localmem.memory import backend
+
+    index = backend.index_of(conn)
     written = 0
     with write_transaction(conn):
         seq = int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM vectors").fetchone()[0])
@@ -235,6 +238,7 @@ def store_vectors(
                 "seq = excluded.seq, vector = excluded.vector",
                 (memory_id, model, digest, seq, to_blob(vector)),
             )
+            index.keep_vector(conn, memory_id, vector)
             written += 1
     return written
 

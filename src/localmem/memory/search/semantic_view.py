@@ -208,3 +208,13 @@ class SemanticView:
             top = np.arange(sims.size)
         top = top[np.argsort(-sims[top], kind="stable")]
         return [(int(ids[i]), float(sims[i])) for i in top]
+
+
+def view_for(conn: sqlite3.Connection | None, embedder: Embedder) -> Any:
+    """The semantic view for the store behind `conn`: the server's own nearest-neighbour
+    index on a team store with pgvector, else a `SemanticView` held here."""
+    if conn is not None and getattr(conn, "vector_search", False):
+        from localmem.memory.backend.postgres_index import NearestOnServer
+
+        return NearestOnServer(embedder)
+    return SemanticView(embedder)

@@ -123,15 +123,16 @@ class Backfill:
 
     def _load(self) -> None:
         from localmem.memory.search import semantic
-        from localmem.memory.search.semantic_view import SemanticView
+        from localmem.memory.search.semantic_view import view_for
 
-        view = SemanticView(semantic.Embedder())
-        view.embedder.query("warm up")  # the first call pays for page faults of the weights
         conn = self._connect()
-        if conn is not None:
-            try:
+        try:
+            view = view_for(conn, semantic.Embedder())
+            view.embedder.query("warm up")  # the first call pays for page faults of the weights
+            if conn is not None:
                 view.refresh(conn)
-            finally:
+        finally:
+            if conn is not None:
                 conn.close()
         self._view = view
 
