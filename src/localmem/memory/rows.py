@@ -89,11 +89,11 @@ def free_id(conn: sqlite3.Connection) -> int:
     explicit so the team store gives the same), but never the id of a merged memory
     whose merge can still be undone (`maintenance.merge_undo`), which its undo brings
     back. Writers hold the write lock, so no other writer takes it meanwhile."""
-    pending = conn.execute(
-        "SELECT max(drop_id) FROM merge_undo WHERE undone_at IS NULL"
-    ).fetchone()[0]
-    last = int(conn.execute("SELECT max(id) FROM memories").fetchone()[0] or 0)
-    return max(last, int(pending or 0)) + 1
+    pending, last = conn.execute(
+        "SELECT (SELECT max(drop_id) FROM merge_undo WHERE undone_at IS NULL), "
+        "(SELECT max(id) FROM memories)"
+    ).fetchone()
+    return max(int(last or 0), int(pending or 0)) + 1
 
 
 def live_correction(conn: sqlite3.Connection, memory: Memory) -> int | None:

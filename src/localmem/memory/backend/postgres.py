@@ -1,7 +1,7 @@
 """The team store's connection: PostgreSQL through psycopg 3, spoken to in SQLite's words.
 
 `Connection` takes the calls the domain makes of a `sqlite3.Connection` and says
-them as PostgreSQL does (`translate`): `?` marks, `INSERT OR IGNORE`, `instr`,
+them as PostgreSQL does (`postgres_sql.translate`): `?` marks, `INSERT OR IGNORE`, `instr`,
 NULLs sorting first as in SQLite, `lastrowid`, and the few `PRAGMA`s the store
 reads. Its errors are raised as the same DB-API classes (`sqlite3.IntegrityError`,
 `sqlite3.OperationalError`) or as the one sentence a user needs
@@ -15,6 +15,8 @@ Transactions keep SQLite's meaning, so every rule of the store holds unchanged:
 - Every statement has a time limit: 2 s outside a write (a recall that cannot be
   answered in time says so in one sentence), the busy timeout inside one.
   A `statement_timeout` the user set (`options` in the URL, `PGOPTIONS`) wins.
+- Inside a write, changes wait and go to the server in one batch with the next
+  statement that needs an answer, the commit included (decision 223).
 - A connection lost between calls is opened again on the next call.
 
 Passwords come only from libpq's own sources (`PGPASSWORD`, `~/.pgpass`, service
@@ -31,10 +33,12 @@ from urllib.parse import urlsplit, urlunsplit
 
 from localmem.errors import StoreUnavailable
 from localmem.memory.backend import postgres_schema
+from localmem.memory.backend.postgres_sql import translate
 
 WRITER_LOCK = 0x6C6D656D  # "lmem": with the schema's hash, the one advisory lock writers take
 RECALL_TIMEOUT_MS = 2000
 BUSY_TIMEOUT_MS = 15_000  # as on SQLite: a writer waits this long for the others
+_CHANGE = re.compile(r"^(INSERT|UPDATE|DELETE)\b", re.IGNORECASE)  # may wait in a write
 _RETRIED = ("BEGIN", "SELECT", "SHOW")  # statements safe to send again on a new connection
 CONNECT_TIMEOUT_S = 5
 INSTALL = "pipx install 'localmem[postgres]'"
@@ -75,6 +79,7 @@ class Connection:
         # savepoint (`postgres_index.count_terms` says why).
         self.pending_df: dict[str, int] = {}
         self.vector_search = False  # pgvector's index is there (`open_store` looks)
+        self._queue: list[tuple[Any, str, Any, bool]] = []  # changes not sent yet
         self._marks: list[dict[str, int]] = []
         self._open()
 
@@ -103,6 +108,14 @@ class Connection:
         raw.adapters.register_loader("numeric", _NumberLoader)
         try:
             given = str(raw.execute("SHOW statement_timeout").fetchone()[0])  # type: ignore[index]
+            durability = raw.execute(
+                "SELECT source FROM pg_settings WHERE name = 'synchronous_commit'"
+            ).fetchone()
+            if durability is not None and durability[0] == "default":
+                # SQLite's durability here (decision 24): a commit survives a crash of
+                # this process, a crash of the server may lose its last moments, nothing
+                # is ever half written. A setting the user or the server's admin chose wins.
+                raw.execute("SET synchronous_commit = off")
             if given not in ("0", "0ms"):
                 self.recall_timeout_ms = _milliseconds(given)
             raw.execute(
@@ -158,6 +171,8 @@ class Connection:
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor:
         statement = sql.strip()
+        if statement.upper() == "ROLLBACK":
+            self._queue.clear()  # never sent: the rollback would undo them anyway
         if statement.upper().startswith(("ROLLBACK", "RELEASE")) and not self.in_transaction:
             self._writing = False
             self.pending_df.clear()
@@ -165,6 +180,7 @@ class Connection:
             return Cursor(None)  # the transaction ended with the connection
         self._ready(statement)
         if statement.upper().startswith("PRAGMA"):
+            self._send()
             return self._pragma(statement)
         if statement == "BEGIN IMMEDIATE" and self.readonly:
             # As SQLite answers a write lock on a read-only file: callers that can go
@@ -192,7 +208,39 @@ class Connection:
             return Cursor(self._run("BEGIN ISOLATION LEVEL REPEATABLE READ", ()))
         self._follow(statement)
         translated, returns_id = translate(statement)
+        if self._writing and _CHANGE.match(translated):
+            return self._defer(translated, params, many=False, returns_id=returns_id)
+        if translated == "COMMIT" and self._queue:
+            self._queue.append((self._raw.cursor(), "COMMIT", (), False))
+            self._send()  # the last changes and the commit: one round trip
+            return Cursor(None)
+        self._send()
         return Cursor(self._run(translated, params), returns_id)
+
+    # Inside a write, a change is sent with the next statement whose answer is needed
+    # (psycopg's pipeline): an add makes about twenty statements, half of them changes,
+    # and each round trip costs more than the statement (decision 223). Its cursor
+    # sends the batch when asked for a row count, a row or the new id; a failure shows
+    # at the next statement sent, and the transaction rolls back as it would have.
+
+    def _defer(self, sql: str, params: Any, *, many: bool, returns_id: bool = False) -> Cursor:
+        raw = self._raw.cursor()
+        self._queue.append((raw, sql, params, many))
+        return Cursor(raw, returns_id, deferred=self)
+
+    def _send(self) -> None:
+        if not self._queue:
+            return
+        queue, self._queue = self._queue, []
+        try:
+            with self._raw.pipeline():
+                for raw, sql, params, many in queue:
+                    if many:
+                        raw.executemany(sql, params)
+                    else:
+                        raw.execute(sql, params)
+        except Exception as error:
+            raise self._fault(error) from error
 
     def _follow(self, statement: str) -> None:
         """Keep the pending frequencies in step with the transaction's fate."""
@@ -218,6 +266,9 @@ class Connection:
     def executemany(self, sql: str, rows: Iterable[Sequence[object]]) -> Cursor:
         self._ready(sql)
         translated, _ = translate(sql.strip(), many=True)
+        if self._writing and _CHANGE.match(translated):
+            return self._defer(translated, list(rows), many=True)
+        self._send()
         cursor = self._raw.cursor()
         try:
             cursor.executemany(translated, list(rows))
@@ -315,17 +366,42 @@ class Connection:
 
 
 class Cursor:
-    """What `execute` returns: rows to fetch (none for a statement without rows), and
-    `lastrowid` for an INSERT into a table with an id."""
+    """What `execute` returns: rows to fetch (none for a statement without rows), the
+    row count, and `lastrowid` for an INSERT into a table with an id. A change still
+    waiting to be sent (`Connection._defer`) is sent when any of these is asked for."""
 
-    def __init__(self, raw: Any, returns_id: bool = False, rows: list[Any] | None = None) -> None:
+    def __init__(
+        self,
+        raw: Any,
+        returns_id: bool = False,
+        rows: list[Any] | None = None,
+        deferred: Connection | None = None,
+    ) -> None:
         self._raw = raw
         self._rows = rows
-        self.lastrowid: int | None = None
-        self.rowcount = -1 if raw is None else raw.rowcount
-        if returns_id and raw is not None:
-            row = raw.fetchone()
-            self.lastrowid = None if row is None else int(row[0])
+        self._returns_id = returns_id
+        self._deferred = deferred
+        self._id: int | None = None
+        self._id_read = False
+
+    def _sent(self) -> Any:
+        if self._deferred is not None:
+            self._deferred._send()
+            self._deferred = None
+        return self._raw
+
+    @property
+    def rowcount(self) -> int:
+        raw = self._sent()
+        return -1 if raw is None else int(raw.rowcount)
+
+    @property
+    def lastrowid(self) -> int | None:
+        if self._returns_id and not self._id_read:
+            row = self._sent().fetchone()
+            self._id = None if row is None else int(row[0])
+            self._id_read = True
+        return self._id
 
     @classmethod
     def of(cls, rows: list[Any]) -> Cursor:
@@ -334,17 +410,19 @@ class Cursor:
     def fetchone(self) -> Any:
         if self._rows is not None:
             return self._rows.pop(0) if self._rows else None
-        if self._raw is None or self._raw.description is None:
+        raw = self._sent()
+        if raw is None or raw.description is None:
             return None
-        return self._raw.fetchone()
+        return raw.fetchone()
 
     def fetchall(self) -> list[Any]:
         if self._rows is not None:
             rows, self._rows = self._rows, []
             return rows
-        if self._raw is None or self._raw.description is None:
+        raw = self._sent()
+        if raw is None or raw.description is None:
             return []
-        return list(self._raw.fetchall())
+        return list(raw.fetchall())
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.fetchall())
@@ -377,142 +455,6 @@ try:  # the loader class needs psycopg; without it `_open` says what to install
 
 except ImportError:  # pragma: no cover (the extra is installed wherever a URL is used)
     pass
-
-
-# --- SQLite's words in PostgreSQL's --------------------------------------------------------
-
-_ID_TABLES = ("memories", "workspaces", "entities", "merge_undo")
-_INSERT = re.compile(r"^INSERT\s+(OR\s+(IGNORE|REPLACE)\s+)?INTO\s+(\w+)", re.IGNORECASE)
-_FUNCTIONS = ((re.compile(r"\binstr\("), "strpos("), (re.compile(r"\bchar\("), "chr("))
-# SQLite's `+column` keeps its planner off an index; PostgreSQL has no `+` for text.
-_PLUS_HINT = re.compile(r"(^|[\s(,])\+(?=[A-Za-z_])")
-_IS_MARK = re.compile(r"\bIS\s+(NOT\s+)?\?", re.IGNORECASE)
-# SQLite's `x IN ()` holds for no row and `x NOT IN ()` for every row.
-_EMPTY_IN = re.compile(r"[\w.]+\s+(NOT\s+)?IN\s*\(\s*\)", re.IGNORECASE)
-# SQLite's index hints (`INDEXED BY name`, `NOT INDEXED`): PostgreSQL's planner takes none.
-_INDEXED = re.compile(r"\s+(INDEXED\s+BY\s+\w+|NOT\s+INDEXED)\b", re.IGNORECASE)
-_CONFLICT_KEYS = {"meta": "key", "term_df": "term", "vectors": "memory_id"}
-_cache: dict[tuple[str, bool], tuple[str, bool]] = {}
-
-
-def translate(sql: str, *, many: bool = False) -> tuple[str, bool]:
-    """(the statement in PostgreSQL's words, whether it returns the new row's id)."""
-    key = (sql, many)
-    if key not in _cache:
-        _cache[key] = _translate(sql, many)
-    return _cache[key]
-
-
-def _translate(sql: str, many: bool) -> tuple[str, bool]:
-    returns_id = False
-    insert = _INSERT.match(sql)
-    suffix = ""
-    if insert is not None:
-        mode, table = (insert.group(2) or "").upper(), insert.group(3)
-        sql = f"INSERT INTO {table}" + sql[insert.end() :]
-        if mode == "IGNORE":
-            suffix = " ON CONFLICT DO NOTHING"
-        elif mode == "REPLACE":
-            columns = sql[sql.index("(") + 1 : sql.index(")")].split(",")
-            key = _CONFLICT_KEYS[table]
-            updates = ", ".join(f"{c.strip()} = EXCLUDED.{c.strip()}" for c in columns)
-            suffix = f" ON CONFLICT ({key}) DO UPDATE SET {updates}"
-        returns_id = not many and table in _ID_TABLES and "RETURNING" not in sql.upper()
-    sql = _INDEXED.sub("", sql)
-    for pattern, replacement in _FUNCTIONS:
-        sql = pattern.sub(replacement, sql)
-    sql = _PLUS_HINT.sub(r"\1", sql)
-    sql = _EMPTY_IN.sub(lambda m: "true" if m.group(1) else "false", sql)
-    sql = _IS_MARK.sub(
-        lambda m: "IS DISTINCT FROM ?" if m.group(1) else "IS NOT DISTINCT FROM ?", sql
-    )
-    sql = _marks(_nulls_as_sqlite(sql)) + suffix
-    if returns_id:
-        sql += " RETURNING id"
-    return sql, returns_id
-
-
-def _marks(sql: str) -> str:
-    """`?` to `%s` and `%` to `%%`, outside quoted text."""
-    out: list[str] = []
-    quote = ""
-    for ch in sql:
-        if quote:
-            if ch == quote:
-                quote = ""
-            out.append("%%" if ch == "%" else ch)
-        elif ch in "'\"":
-            quote = ch
-            out.append(ch)
-        elif ch == "?":
-            out.append("%s")
-        elif ch == "%":
-            out.append("%%")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-_ORDER = re.compile(r"\bORDER\s+BY\b", re.IGNORECASE)
-_ORDER_END = re.compile(r"\b(LIMIT|OFFSET|UNION|EXCEPT|INTERSECT)\b", re.IGNORECASE)
-
-
-# The columns of the store that may hold NULL (postgres_schema), and the functions
-# that can give one: only an ORDER BY term naming one of them needs its NULLs placed.
-_NULLABLE = frozenset(
-    {
-        *("source", "session_id", "superseded_by", "last_recalled_at", "checked_with"),
-        *("best_overlap", "author", "root", "remote", "undone_at", "snapshot"),
-        *("max", "min", "coalesce", "nullif", "case"),
-    }
-)
-
-
-def _nulls_as_sqlite(sql: str) -> str:
-    """SQLite sorts NULL before every value; PostgreSQL after. Each ORDER BY term gets
-    NULLS FIRST (ascending) or NULLS LAST (descending), so both give one order."""
-    out = []
-    at = 0
-    for match in _ORDER.finditer(sql):
-        start = match.end()
-        end, depth = start, 0
-        while end < len(sql):
-            ch = sql[end]
-            if ch == "(":
-                depth += 1
-            elif ch == ")":
-                if depth == 0:
-                    break
-                depth -= 1
-            elif depth == 0 and _ORDER_END.match(sql, end) and sql[end - 1].isspace():
-                break
-            end += 1
-        terms, depth, piece = [], 0, ""
-        for ch in sql[start:end]:
-            depth += ch == "("
-            depth -= ch == ")"
-            if ch == "," and depth == 0:
-                terms.append(piece)
-                piece = ""
-            else:
-                piece += ch
-        terms.append(piece)
-        fixed = []
-        for term in terms:
-            bare = term.strip()
-            words = set(re.findall(r"[a-z_]+", bare.lower()))
-            if "NULLS" in bare.upper() or not words & _NULLABLE:
-                # A column that is never NULL sorts alike on both: left as written, so
-                # an index can still give the order.
-                fixed.append(" " + bare)
-            elif bare.upper().endswith(" DESC"):
-                fixed.append(f" {bare} NULLS LAST")
-            else:
-                fixed.append(f" {bare} NULLS FIRST")
-        out.append(sql[at:start] + ",".join(fixed) + (" " if end < len(sql) else ""))
-        at = end
-    out.append(sql[at:])
-    return "".join(out)
 
 
 # --- opening the store -------------------------------------------------------------------

@@ -50,7 +50,10 @@ def configured(conn: sqlite3.Connection) -> str | None:
 
 
 def after_write(conn: sqlite3.Connection, db_path: paths.Location, what: str) -> None:
-    """Start the detached worker when a mirror is set up; otherwise cost one SELECT."""
+    """Start the detached worker when a mirror is set up; otherwise cost one SELECT
+    (none on the team store, which never has a mirror: decision 217)."""
+    if isinstance(db_path, paths.StoreURL):
+        return
     folder = configured(conn)
     if folder is None or not os.path.isdir(os.path.join(folder, ".git")):
         return
