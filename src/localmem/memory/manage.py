@@ -17,7 +17,7 @@ from datetime import datetime
 
 from localmem import paths
 from localmem.errors import Conflict, InvalidInput
-from localmem.memory import rows, workspaces
+from localmem.memory import backend, rows, workspaces
 from localmem.memory.model import (
     CORE_TOKEN_CAP,
     GLOBAL,
@@ -145,8 +145,7 @@ def stats(conn: sqlite3.Connection, path: paths.Location) -> Stats:
             )
         )
         queue = int(conn.execute("SELECT COUNT(*) FROM near_duplicates").fetchone()[0])
-        pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
-        page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+        size = backend.storage_of(conn).database_size(conn)
         core_workspaces = [
             str(row[0])
             for row in conn.execute(
@@ -167,7 +166,7 @@ def stats(conn: sqlite3.Connection, path: paths.Location) -> Stats:
                 warnings.setdefault(warning, None)
     return Stats(
         path=str(path),
-        size_bytes=pages * page_size,
+        size_bytes=size,
         total=sum(c.count for c in counts),
         by_workspace_kind=counts,
         core_tokens=core_tokens,

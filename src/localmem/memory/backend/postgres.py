@@ -305,12 +305,6 @@ class Connection:
             return Cursor.of([])
         if name == "database_list":
             return Cursor.of([(0, "main", self.where)])
-        if name == "page_size":
-            return self.execute("SELECT current_setting('block_size')::bigint")
-        if name == "page_count":
-            return self.execute(
-                "SELECT pg_total_relation_size('memories') / current_setting('block_size')::bigint"
-            )
         if name.startswith("table_info("):
             table = name[len("table_info(") :].rstrip(")").strip("'\"")
             return self.execute(

@@ -18,6 +18,7 @@ _EMPTY_IN = re.compile(r"[\w.]+\s+(NOT\s+)?IN\s*\(\s*\)", re.IGNORECASE)
 # SQLite's index hints (`INDEXED BY name`, `NOT INDEXED`): PostgreSQL's planner takes none.
 _INDEXED = re.compile(r"\s+(INDEXED\s+BY\s+\w+|NOT\s+INDEXED)\b", re.IGNORECASE)
 _CONFLICT_KEYS = {"meta": "key", "term_df": "term", "vectors": "memory_id"}
+CACHED = 4096
 _cache: dict[tuple[str, bool], tuple[str, bool]] = {}
 
 
@@ -25,6 +26,8 @@ def translate(sql: str, *, many: bool = False) -> tuple[str, bool]:
     """(the statement in PostgreSQL's words, whether it returns the new row's id)."""
     key = (sql, many)
     if key not in _cache:
+        if len(_cache) >= CACHED:
+            _cache.clear()  # `IN (?, ?, ...)` of every length is its own text: stay bounded
         _cache[key] = _translate(sql, many)
     return _cache[key]
 

@@ -23,6 +23,11 @@ def size(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> int:
     return int(row[0]) if row else 0
 
 
+def database_size(conn: sqlite3.Connection) -> int:
+    """Bytes the store's tables and indexes take (`localmem stats`)."""
+    return size(conn, "")
+
+
 def reclaimable(conn: sqlite3.Connection) -> int:
     """What a VACUUM gives back as bytes the files lose: none (see the module text)."""
     return 0

@@ -16,6 +16,12 @@ def size(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> int:
     return total
 
 
+def database_size(conn: sqlite3.Connection) -> int:
+    """Bytes of the database itself (its pages; the WAL is folded in at checkpoints)."""
+    pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
+    return pages * int(conn.execute("PRAGMA page_size").fetchone()[0])
+
+
 def reclaimable(conn: sqlite3.Connection) -> int:
     """Bytes a VACUUM would give back: the free pages."""
     free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
