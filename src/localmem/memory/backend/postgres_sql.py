@@ -138,7 +138,8 @@ def _nulls_as_sqlite(sql: str) -> str:
                 fixed.append(f" {bare} NULLS LAST")
             else:
                 fixed.append(f" {bare} NULLS FIRST")
-        out.append(sql[at:start] + ",".join(fixed) + (" " if end < len(sql) else ""))
+        gap = " " if end < len(sql) and sql[end] != ")" else ""
+        out.append(sql[at:start] + ",".join(fixed) + gap)
         at = end
     out.append(sql[at:])
     return "".join(out)
