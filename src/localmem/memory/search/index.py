@@ -1,9 +1,10 @@
 """Derived data kept beside each memory: full-text index entries and entities.
 
-The full-text table is contentless (the text is stored once, in `memories`),
-so removing a row means handing FTS5 the exact terms it indexed; they are
-recomputed with `tokens`, whose version is recorded in `meta` and checked on
-open (`ensure_current()` rebuilds the index when the tokenizer changed).
+The index itself is the backend's (`backend.index_of`: FTS5 on SQLite, postings
+on PostgreSQL). Neither stores the text again, so removing a row means handing
+it the exact terms it indexed; they are recomputed with `tokens`, whose version
+is recorded in `meta` and checked on open (`ensure_current()` rebuilds the index
+when the tokenizer changed).
 
 Entities are the identifiers a memory names (file paths, error codes, `snake_case`
 and `CamelCase` names, environment variables, backticked code): memories that
@@ -35,7 +36,7 @@ _IDENTIFIER = (
     r")"
 )
 # Compiled on first use by the write path: the prompt hook imports this module
-# (for `ws_term`) and must not pay for these patterns.
+# (the ranking does) and must not pay for these patterns.
 _patterns: list[re.Pattern[str]] = []
 
 
