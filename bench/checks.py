@@ -29,17 +29,27 @@ from pathlib import Path
 LINE = re.compile(r"^- \d{4}-\d{2}-\d{2}: \S(?:.*\S)?$")
 
 
-def _connect(db: Path) -> sqlite3.Connection:
+def _connect(db: Path | str) -> sqlite3.Connection:
+    if isinstance(db, str):  # a team store's URL: the same SQL through its connection
+        from localmem.memory.backend import postgres
+
+        return postgres.open_store(db, create=False)
     # Not `mode=ro`: a database left by a killed writer may need its WAL recovered,
     # which a read-only connection cannot do when the -shm file is missing.
     return sqlite3.connect(os.fspath(db), timeout=30, isolation_level=None)
 
 
-def memory_problems(db: Path) -> list[str]:
-    """Structural health of a memory database (empty list: healthy)."""
+def memory_problems(db: Path | str) -> list[str]:
+    """Structural health of a memory database (empty list: healthy). On a team store,
+    doctor's checks: the server answers, the schema, the index and its frequencies."""
     from localmem.memory.search import index
 
     problems: list[str] = []
+    if isinstance(db, str):
+        from localmem.memory.maintenance import doctor
+
+        report = doctor.examine(db)
+        return [f"{c.name}: {c.message}" for c in report.checks if c.status == "problem"]
     if not db.exists():
         return problems  # killed before the file existed: nothing to be inconsistent
     conn = _connect(db)
@@ -82,7 +92,7 @@ def memory_problems(db: Path) -> list[str]:
     return problems
 
 
-def memory_acks_problems(db: Path, acks: Iterable[tuple[int, str]]) -> list[str]:
+def memory_acks_problems(db: Path | str, acks: Iterable[tuple[int, str]]) -> list[str]:
     """Every acknowledged (id, content) is stored exactly once, under that id."""
     problems: list[str] = []
     wanted = list(acks)

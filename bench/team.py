@@ -1,6 +1,6 @@
 """A team on one store: two teammates' machines, 16 clients writing at once (issue 22).
 
-    .venv/bin/python bench/team.py [--seconds 60] [--json]
+    .venv/bin/python bench/team.py [--seconds 60] [--json] [--db postgresql://...]
 
 Two sandboxed HOMEs, each with its own git identity (`user.email` in its own
 `.gitconfig`) and its own clone of one repository, in folders of different
@@ -33,7 +33,6 @@ import json
 import os
 import random
 import shutil
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -167,11 +166,11 @@ def capturer(
         log.done("hook_capture", (time.perf_counter() - started) * 1000)
 
 
-def verify(db: Path, log: Log, traces: dict[str, list[str]]) -> list[str]:
+def verify(db: Path | str, log: Log, traces: dict[str, list[str]]) -> list[str]:
     problems = checks.memory_problems(db)
     unique = [(i, c) for i, c, _ in log.memory_acks if c not in SHARED]
     problems += checks.memory_acks_problems(db, unique)
-    conn = sqlite3.connect(db)
+    conn = checks._connect(db)
     try:
         for text, acks in Counter(c for _, c, _ in log.memory_acks if c in SHARED).items():
             found = conn.execute(
@@ -200,10 +199,10 @@ def verify(db: Path, log: Log, traces: dict[str, list[str]]) -> list[str]:
     return problems
 
 
-def run(seconds: float) -> dict[str, Any]:
+def run(seconds: float, url: str | None = None) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="localmem-team-"))
     try:
-        db = work / "team.db"
+        db: Path | str = url if url is not None else work / "team.db"
         log = Log(work / "acks.jsonl")
         threads: list[threading.Thread] = []
         traces: dict[str, list[str]] = {}
@@ -267,8 +266,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--json", action="store_true", help="print the report as one JSON line")
+    parser.add_argument("--db", help="a team store's empty postgresql:// database instead")
     args = parser.parse_args()
-    report = run(args.seconds)
+    report = run(args.seconds, args.db)
     print(json.dumps(report) if args.json else json.dumps(report, indent=2))
     sys.exit(1 if report["failures"] else 0)
 

@@ -277,3 +277,34 @@ def test_the_semantic_view_uses_pgvector_and_agrees_with_the_exact_scores() -> N
             for (_, a), (_, b) in zip(on_server, here, strict=True):
                 assert abs(a - b) < 1e-3
     pg_support.drop(url)
+
+
+def test_the_documented_team_roles_let_every_member_write(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """docs/team-store.md's recipe: a group role owns the store, its members write."""
+    url = pg_support.fresh_url(schema=False)
+    database = url.split("/")[3].split("?")[0]
+    roles = psycopg.connect(pg_support.url_of("postgres"), autocommit=True)
+    try:
+        roles.execute("CREATE ROLE team_t NOLOGIN")
+        roles.execute(f"GRANT CREATE ON DATABASE {database} TO team_t")
+        roles.execute("CREATE ROLE linh_t LOGIN IN ROLE team_t")
+        roles.execute("CREATE ROLE minh_t LOGIN IN ROLE team_t")
+        linh = {**env, "LOCALMEM_DB": url.replace("postgres@", "linh_t@")}
+        minh = {**env, "LOCALMEM_DB": url.replace("postgres@", "minh_t@")}
+        first = _cli(linh, "add", "-w", "shop", "Deploys go through make release", cwd=tmp_path)
+        assert first.returncode == 0, first.stderr
+        with psycopg.connect(url, autocommit=True) as in_database:
+            in_database.execute("REASSIGN OWNED BY linh_t TO team_t")
+        second = _cli(minh, "add", "-w", "shop", "Releases are tagged by CI", cwd=tmp_path)
+        assert second.returncode == 0, second.stderr
+        found = _cli(minh, "search", "-w", "shop", "how do we deploy", cwd=tmp_path)
+        assert "make release" in found.stdout
+        again = _cli(linh, "forget", "2", "--yes", cwd=tmp_path)
+        assert again.returncode == 0, again.stderr
+    finally:
+        pg_support.drop(url)
+        for role in ("minh_t", "linh_t", "team_t"):
+            roles.execute(f"DROP ROLE IF EXISTS {role}")
+        roles.close()
