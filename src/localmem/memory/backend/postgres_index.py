@@ -54,9 +54,7 @@ def insert(
             [in_kw.get(t, 0) for t in terms],
         ),
     )
-    conn.execute(
-        "UPDATE index_totals SET rows = rows + 1, tokens = tokens + ? WHERE id = 1", (length,)
-    )
+    _count_totals(conn, 1, length)
 
 
 def delete(
@@ -70,17 +68,14 @@ def delete(
         (list(dict.fromkeys([*body, *kw])), memory_id),
     )
     if gone is not None:
-        conn.execute(
-            "UPDATE index_totals SET rows = rows - 1, tokens = tokens - ? WHERE id = 1",
-            (int(gone[0]),),
-        )
+        _count_totals(conn, -1, -int(gone[0]))
 
 
 def delete_all(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM memory_terms")
     conn.execute("DELETE FROM memory_index")
-    conn.execute("UPDATE index_totals SET rows = 0, tokens = 0 WHERE id = 1")
     _pending(conn).clear()
+    conn.execute("UPDATE index_totals SET rows = 0, tokens = 0 WHERE id = 1")
     conn.execute("DELETE FROM term_df")
 
 
@@ -88,7 +83,10 @@ def delete_all(conn: sqlite3.Connection) -> None:
 # makes one long transaction (a restore, a migrate) walk an ever longer chain of row
 # versions: 2,500 adds in one transaction cost 17 ms each in that update alone. So a
 # write transaction adds up its changes here and writes each term once, as it commits
-# (`postgres.Connection`); reads inside it see them (`frequencies`).
+# (`postgres.Connection`); reads inside it see them (`frequencies`). The index's
+# totals (one row, updated by every write) are held alike, under two keys no term can
+# be: a term is letters and digits only.
+ROWS, TOKENS = " rows", " tokens"
 
 
 def _pending(conn: sqlite3.Connection) -> dict[str, int]:
@@ -104,9 +102,23 @@ def count_terms(conn: sqlite3.Connection, terms: list[str], delta: int) -> None:
         flush_counts(conn)
 
 
-def flush_counts(conn: sqlite3.Connection) -> None:
-    """Write the frequencies this transaction changed: one upsert for every term."""
+def _count_totals(conn: sqlite3.Connection, rows: int, tokens: int) -> None:
     pending = _pending(conn)
+    pending[ROWS] = pending.get(ROWS, 0) + rows
+    pending[TOKENS] = pending.get(TOKENS, 0) + tokens
+    if not conn.in_transaction:
+        flush_counts(conn)
+
+
+def flush_counts(conn: sqlite3.Connection) -> None:
+    """Write the frequencies and totals this transaction changed: one statement each."""
+    pending = _pending(conn)
+    rows, tokens = pending.pop(ROWS, 0), pending.pop(TOKENS, 0)
+    if rows or tokens:
+        conn.execute(
+            "UPDATE index_totals SET rows = rows + ?, tokens = tokens + ? WHERE id = 1",
+            (rows, tokens),
+        )
     changed = sorted(term for term, delta in pending.items() if delta)
     if changed:
         conn.execute(
@@ -167,6 +179,8 @@ def bm25_top(
         return []
     totals = conn.execute("SELECT rows, tokens FROM index_totals WHERE id = 1").fetchone()
     rows, tokens = (int(totals[0]), int(totals[1])) if totals else (0, 0)
+    pending = _pending(conn)  # a search inside a write sees the write's own memories
+    rows, tokens = rows + pending.get(ROWS, 0), tokens + pending.get(TOKENS, 0)
     if rows <= 0:
         return []
     postings = conn.execute(
