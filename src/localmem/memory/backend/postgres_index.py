@@ -183,30 +183,63 @@ def bm25_top(
     rows, tokens = rows + pending.get(ROWS, 0), tokens + pending.get(TOKENS, 0)
     if rows <= 0:
         return []
-    postings = conn.execute(
-        "SELECT p.term, p.memory_id, p.body_tf, p.kw_tf, i.workspace_id, i.length "
-        "FROM memory_terms AS p JOIN memory_index AS i ON i.memory_id = p.memory_id "
-        "WHERE p.term = ANY(?::text[])",
+    hits = dict.fromkeys(terms, 0)
+    for term, count in conn.execute(
+        "SELECT term, count(*) FROM memory_terms WHERE term = ANY(?::text[]) GROUP BY term",
         (terms,),
-    ).fetchall()
-    position = {term: n for n, term in enumerate(terms)}
-    hits = [0] * len(terms)
-    found: dict[int, tuple[int, int, list[tuple[int, int]]]] = {}
-    for term, memory_id, body_tf, kw_tf, ws_id, length in postings:
-        n = position[term]
-        hits[n] += 1
-        entry = found.setdefault(int(memory_id), (int(ws_id), int(length), [(0, 0)] * len(terms)))
-        entry[2][n] = (int(body_tf), int(kw_tf))
+    ):
+        hits[str(term)] = int(count)
     idf = []
-    for n_hit in hits:
-        value = math.log((rows - n_hit + 0.5) / (n_hit + 0.5))
+    for term in terms:
+        value = math.log((rows - hits[term] + 0.5) / (hits[term] + 0.5))
         idf.append(value if value > 0 else 1e-6)
     average = tokens / rows
-    scope = None if ws_ids is None else set(ws_ids)
+    # The server scores every posting and sends back the best few: a common query term
+    # has tens of thousands of postings, which the client would otherwise read one by one.
+    # Its sums may differ from FTS5's in the last bits, so twice as many come back as
+    # are wanted, and those are scored again here, in FTS5's arithmetic.
+    scope, params = "", list[object]()
+    if ws_ids is not None:
+        scope = " AND i.workspace_id = ANY(?)"
+        params.append(list(ws_ids))
+    best = [
+        int(row[0])
+        for row in conn.execute(
+            "SELECT p.memory_id FROM memory_terms AS p "
+            "JOIN unnest(?::text[], ?::float8[]) AS w(term, idf) ON w.term = p.term "
+            f"JOIN memory_index AS i ON i.memory_id = p.memory_id{scope} "
+            "GROUP BY p.memory_id ORDER BY sum(w.idf * ((p.body_tf + ? * p.kw_tf) * ?) / "
+            "((p.body_tf + ? * p.kw_tf) + ? * (1 - ? + ? * i.length / ?))) DESC, p.memory_id "
+            "LIMIT ?",
+            [
+                terms,
+                idf,
+                *params,
+                keyword_weight,
+                K1 + 1.0,
+                keyword_weight,
+                K1,
+                B,
+                B,
+                average,
+                2 * want,
+            ],
+        )
+    ]
+    if not best:
+        return []
+    position = {term: n for n, term in enumerate(terms)}
+    found: dict[int, tuple[int, list[tuple[int, int]]]] = {}
+    for term, memory_id, body_tf, kw_tf, length in conn.execute(
+        "SELECT p.term, p.memory_id, p.body_tf, p.kw_tf, i.length FROM memory_terms AS p "
+        "JOIN memory_index AS i ON i.memory_id = p.memory_id "
+        "WHERE p.term = ANY(?::text[]) AND p.memory_id = ANY(?)",
+        (terms, best),
+    ):
+        entry = found.setdefault(int(memory_id), (int(length), [(0, 0)] * len(terms)))
+        entry[1][position[term]] = (int(body_tf), int(kw_tf))
     scored: list[tuple[float, int]] = []
-    for memory_id, (ws_id, length, counts) in found.items():
-        if scope is not None and ws_id not in scope:
-            continue
+    for memory_id, (length, counts) in found.items():
         score = 0.0
         for n, (body_tf, kw_tf) in enumerate(counts):
             # Summed one occurrence at a time, in FTS5's order and arithmetic.
