@@ -433,10 +433,6 @@ def _milliseconds(setting: str) -> int:
     return value * {"s": 1000, "min": 60_000, "h": 3_600_000, "us": 0}.get(unit, 1)
 
 
-def _signed(value: int) -> int:
-    return value - (1 << 64) if value >= 1 << 63 else value
-
-
 try:  # the loader class needs psycopg; without it `_open` says what to install
     from psycopg.adapt import Loader as _Loader
 
