@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the dev extra installs tomli on 3.10
+    import tomli as tomllib
+
 from localmem.agents import AGENTS, agent_named, install, statuses
-from localmem.agents.base import Agent, AgentContext, StaleEntry, UnreadableConfig
+from localmem.agents.base import (
+    Agent,
+    AgentContext,
+    StaleEntry,
+    UnreadableConfig,
+    named_store,
+)
 from localmem.errors import InvalidInput
 
 COMMAND = Path("/opt/tools/localmem/bin/localmem")
@@ -355,3 +368,181 @@ def test_unknown_agent_is_one_sentence(ctx: AgentContext) -> None:
 
 def test_names_are_case_insensitive(ctx: AgentContext) -> None:
     assert install(ctx, "Claude-Code", COMMAND).name == "claude-code"
+
+
+# The store the shell names ($LOCALMEM_DB) travels with the entry (decision 224).
+
+TEAM = "postgresql://alice@db.internal:5432/team?sslmode=require"
+OTHER_TEAM = "postgres://bob@db2.internal/other"
+
+
+def _with_store(ctx: AgentContext, store: str) -> AgentContext:
+    return dataclasses.replace(ctx, env={**ctx.env, "LOCALMEM_DB": store})
+
+
+def _state(agent: Agent, ctx: AgentContext) -> str:
+    (status,) = [s for s in statuses(ctx, COMMAND) if s.name == agent.name]
+    return status.state
+
+
+def test_named_store_url_as_given_file_path_absolute(ctx: AgentContext) -> None:
+    assert named_store(ctx) is None
+    assert named_store(_with_store(ctx, "")) is None
+    assert named_store(_with_store(ctx, TEAM)) == TEAM
+    assert named_store(_with_store(ctx, OTHER_TEAM)) == OTHER_TEAM
+    assert named_store(_with_store(ctx, "data/m.db")) == str(ctx.cwd / "data" / "m.db")
+    assert named_store(_with_store(ctx, "../up.db")) == str(ctx.cwd.parent / "up.db")
+    assert named_store(_with_store(ctx, "~/m.db")) == str(ctx.home / "m.db")
+    assert named_store(_with_store(ctx, "/abs/./x/../m.db")) == "/abs/m.db"
+    # A symlinked folder stays as the user named it.
+    (ctx.home / "real").mkdir()
+    (ctx.home / "linked").symlink_to(ctx.home / "real")
+    assert named_store(_with_store(ctx, "~/linked/m.db")) == str(ctx.home / "linked" / "m.db")
+
+
+@pytest.mark.parametrize("agent", AGENTS, ids=lambda a: a.name)
+def test_a_named_store_is_written_with_the_entry(agent: Agent, ctx: AgentContext) -> None:
+    result = install(_with_store(ctx, TEAM), agent.name, COMMAND)
+    assert result.status == "installed" and result.store == TEAM
+    assert _entry(agent, ctx) == {
+        "command": str(COMMAND),
+        "args": ["serve"],
+        "env": {"LOCALMEM_DB": TEAM},
+    }
+    assert _state(agent, _with_store(ctx, TEAM)) == "registered"
+    # Without a store named, the entry's env is the user's business: still registered.
+    assert _state(agent, ctx) == "registered"
+    assert install(ctx, agent.name, COMMAND).status == "already_registered"
+
+
+@pytest.mark.parametrize("agent", AGENTS, ids=lambda a: a.name)
+def test_a_changed_store_is_stale_until_repair(agent: Agent, ctx: AgentContext) -> None:
+    install(_with_store(ctx, OTHER_TEAM), agent.name, COMMAND)
+    path = agent.config_path(ctx)
+    first = path.read_bytes()
+    moved = _with_store(ctx, TEAM)
+
+    assert _state(agent, moved) == "stale"
+    with pytest.raises(StaleEntry) as stale:
+        install(moved, agent.name, COMMAND)
+    message = str(stale.value)
+    assert "a different command or store" in message and "--repair" in message
+    assert f"{COMMAND} serve; LOCALMEM_DB={OTHER_TEAM})" in message
+    assert path.read_bytes() == first
+
+    repaired = install(moved, agent.name, COMMAND, repair=True)
+    assert repaired.status == "repaired" and repaired.store == TEAM
+    assert repaired.backup is not None and repaired.backup.read_bytes() == first
+    assert _entry(agent, ctx) == {
+        "command": str(COMMAND),
+        "args": ["serve"],
+        "env": {"LOCALMEM_DB": TEAM},
+    }
+    assert _state(agent, moved) == "registered"
+    assert install(moved, agent.name, COMMAND).status == "already_registered"
+
+
+@pytest.mark.parametrize("agent", AGENTS, ids=lambda a: a.name)
+def test_an_entry_without_the_named_store_is_stale(agent: Agent, ctx: AgentContext) -> None:
+    install(ctx, agent.name, COMMAND)  # registered before the user set LOCALMEM_DB
+    store = _with_store(ctx, "db/team.db")
+    wanted = str(ctx.cwd / "db" / "team.db")
+    assert _state(agent, store) == "stale"
+    with pytest.raises(StaleEntry, match="a different command or store") as stale:
+        install(store, agent.name, COMMAND)
+    assert "LOCALMEM_DB" not in str(stale.value)  # nothing found to show
+    install(store, agent.name, COMMAND, repair=True)
+    entry = _entry(agent, ctx)
+    assert isinstance(entry, dict) and entry["env"] == {"LOCALMEM_DB": wanted}
+
+
+@pytest.mark.parametrize("agent", AGENTS, ids=lambda a: a.name)
+def test_a_url_with_a_password_is_never_written(agent: Agent, ctx: AgentContext) -> None:
+    secret = _with_store(ctx, "postgresql://alice:s3cret@db.internal/team")
+    with pytest.raises(InvalidInput, match="carries a password") as refused:
+        install(secret, agent.name, COMMAND)
+    assert "s3cret" not in str(refused.value)
+    assert not agent.config_path(ctx).exists()
+    query = _with_store(ctx, "postgresql://alice@db.internal/team?password=s3cret")
+    with pytest.raises(InvalidInput, match="carries a password"):
+        install(query, agent.name, COMMAND)
+    assert not agent.config_path(ctx).exists()
+    _no_backup_anywhere(ctx.home, ctx.cwd.parents[1])
+
+
+@pytest.mark.parametrize("agent", AGENTS, ids=lambda a: a.name)
+def test_a_password_written_by_hand_is_not_shown_as_stale(agent: Agent, ctx: AgentContext) -> None:
+    install(_with_store(ctx, "/old.db"), agent.name, COMMAND)
+    path = agent.config_path(ctx)
+    path.write_text(path.read_text().replace("/old.db", "postgresql://a:hunter2@h/db"))
+    with pytest.raises(StaleEntry) as stale:
+        install(_with_store(ctx, TEAM), agent.name, COMMAND)
+    assert "hunter2" not in str(stale.value)
+    assert "LOCALMEM_DB=a URL carrying a password, not shown" in str(stale.value)
+
+
+@pytest.mark.parametrize("agent", JSON_AGENTS, ids=lambda a: a.name)
+def test_json_repair_sets_the_store_and_keeps_the_users_env(
+    agent: Agent, ctx: AgentContext
+) -> None:
+    entry = {
+        "command": str(COMMAND),
+        "args": ["serve"],
+        "env": {"GITHUB_TOKEN": "ghp_secret", "LOCALMEM_DB": "/old.db", "LANG": "vi_VN"},
+        "disabled": False,
+    }
+    _write(agent.config_path(ctx), json.dumps({"mcpServers": {"localmem": entry}}))
+    moved = _with_store(ctx, TEAM)
+    with pytest.raises(StaleEntry) as stale:
+        install(moved, agent.name, COMMAND)
+    assert "LOCALMEM_DB=/old.db)" in str(stale.value)
+    assert "GITHUB_TOKEN" not in str(stale.value) and "ghp_secret" not in str(stale.value)
+    install(moved, agent.name, COMMAND, repair=True)
+    assert _entry(agent, ctx) == {
+        "command": str(COMMAND),
+        "args": ["serve"],
+        "env": {"GITHUB_TOKEN": "ghp_secret", "LOCALMEM_DB": TEAM, "LANG": "vi_VN"},
+        "disabled": False,
+    }
+
+
+@pytest.mark.parametrize("agent", JSON_AGENTS, ids=lambda a: a.name)
+def test_json_repair_adds_an_env_to_an_entry_without_one(agent: Agent, ctx: AgentContext) -> None:
+    entry = {"command": str(OTHER), "args": ["serve"], "autoApprove": ["memory_recall"]}
+    _write(agent.config_path(ctx), json.dumps({"mcpServers": {"localmem": entry}}))
+    install(_with_store(ctx, TEAM), agent.name, COMMAND, repair=True)
+    assert _entry(agent, ctx) == {
+        "command": str(COMMAND),
+        "args": ["serve"],
+        "autoApprove": ["memory_recall"],
+        "env": {"LOCALMEM_DB": TEAM},
+    }
+
+
+@pytest.mark.parametrize("agent", JSON_AGENTS, ids=lambda a: a.name)
+def test_json_env_that_is_not_an_object_is_refused_with_the_block(
+    agent: Agent, ctx: AgentContext
+) -> None:
+    entry = {"command": str(COMMAND), "args": ["serve"], "env": "LOCALMEM_DB=/x.db"}
+    original = _write(agent.config_path(ctx), json.dumps({"mcpServers": {"localmem": entry}}))
+    assert _state(agent, ctx) == "registered"  # no store named: the env is the user's
+    with pytest.raises(UnreadableConfig, match='"env" of the "localmem" server') as refused:
+        install(_with_store(ctx, TEAM), agent.name, COMMAND, repair=True)
+    assert agent.config_path(ctx).read_bytes() == original
+    assert json.loads(refused.value.block)["mcpServers"]["localmem"]["env"] == {"LOCALMEM_DB": TEAM}
+    _no_backup_anywhere(ctx.home, ctx.cwd.parents[1])
+
+
+@pytest.mark.parametrize("agent", AGENTS, ids=lambda a: a.name)
+def test_the_block_by_hand_carries_the_store(agent: Agent, ctx: AgentContext) -> None:
+    _write(agent.config_path(ctx), "{ not json" if agent in JSON_AGENTS else "x = \n")
+    with pytest.raises(UnreadableConfig) as refused:
+        install(_with_store(ctx, TEAM), agent.name, COMMAND)
+    block = refused.value.block
+    parsed = json.loads(block) if agent in JSON_AGENTS else tomllib.loads(block)
+    servers = parsed["mcpServers" if agent in JSON_AGENTS else "mcp_servers"]
+    assert servers["localmem"] == {
+        "command": str(COMMAND),
+        "args": ["serve"],
+        "env": {"LOCALMEM_DB": TEAM},
+    }

@@ -214,3 +214,98 @@ def test_a_config_path_that_cannot_be_read_is_one_sentence(repo: Path, env: dict
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "cannot be read (Is a directory); nothing was written." in done.stderr
     assert '"args": [' in done.stderr  # the block to add by hand
+
+
+TEAM_URL = "postgresql://alice@db.internal:5432/team"
+
+
+def test_install_records_the_store_the_shell_names(
+    repo: Path, env: dict[str, str], isolated_home: Path
+) -> None:
+    env = {**env, "LOCALMEM_DB": TEAM_URL}
+    (isolated_home / ".codex").mkdir()
+    (isolated_home / ".codex" / "config.toml").write_text('# mine\nmodel = "o3"\n')
+    done = run(
+        ["agents", "--install", "codex", "--install", "claude-code", "--json"], repo / "pkg", env
+    )
+    assert done.returncode == 0, done.stderr
+    command = str(Path(script("localmem")).resolve())
+    wanted = {"command": command, "args": ["serve"], "env": {"LOCALMEM_DB": TEAM_URL}}
+    document = json.loads(done.stdout)
+    assert document["store"] == TEAM_URL
+    assert [(r["name"], r["status"], r["store"]) for r in document["results"]] == [
+        ("codex", "installed", TEAM_URL),
+        ("claude-code", "installed", TEAM_URL),
+    ]
+    toml_text = (isolated_home / ".codex" / "config.toml").read_text()
+    assert toml_text.startswith('# mine\nmodel = "o3"\n')
+    assert tomllib.loads(toml_text)["mcp_servers"]["localmem"] == wanted
+    assert json.loads((repo / ".mcp.json").read_text()) == {"mcpServers": {"localmem": wanted}}
+
+    listing = run(["agents"], repo, env)
+    assert listing.returncode == 0, listing.stderr
+    assert f"store for agents: {TEAM_URL}\n" in listing.stdout
+    listed = json.loads(run(["agents", "--json"], repo, env).stdout)
+    assert listed["store"] == TEAM_URL
+    states = {a["name"]: a["state"] for a in listed["agents"]}
+    assert states["codex"] == states["claude-code"] == "registered"
+
+    # Another store named: stale, shown, refused until --repair.
+    moved = {**env, "LOCALMEM_DB": "postgresql://alice@db2.internal/team"}
+    stale = run(["agents"], repo, moved)
+    assert stale.returncode == 1 and "STALE" in stale.stdout
+    refused = run(["agents", "--install", "codex"], repo, moved)
+    assert refused.returncode == 1
+    assert "a different command or store" in refused.stderr
+    assert f"serve; LOCALMEM_DB={TEAM_URL})" in refused.stderr
+    repaired = run(["agents", "--repair"], repo, moved)
+    assert repaired.returncode == 0, repaired.stderr
+    entry = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["localmem"]
+    assert entry["env"] == {"LOCALMEM_DB": "postgresql://alice@db2.internal/team"}
+
+
+def test_without_a_store_nothing_about_one_is_said(repo: Path, env: dict[str, str]) -> None:
+    assert "LOCALMEM_DB" not in env
+    done = run(["agents", "--install", "cursor", "--json"], repo, env)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["store"] is None and document["results"][0]["store"] is None
+    assert (
+        "env"
+        not in json.loads((repo / ".cursor" / "mcp.json").read_text())["mcpServers"]["localmem"]
+    )
+    listing = run(["agents"], repo, env)
+    assert "store for agents" not in listing.stdout
+    assert json.loads(run(["agents", "--json"], repo, env).stdout)["store"] is None
+
+
+def test_a_url_with_a_password_is_refused_and_nothing_written(
+    repo: Path, env: dict[str, str], isolated_home: Path
+) -> None:
+    env = {**env, "LOCALMEM_DB": "postgresql://alice:s3cret@db.internal:5432/team"}
+    done = run(["agents", "--install", "codex", "--install", "claude-code"], repo, env)
+    assert done.returncode == 1
+    assert "carries a password" in done.stderr and "Traceback" not in done.stderr
+    assert "s3cret" not in done.stderr + done.stdout
+    assert not (repo / ".mcp.json").exists()
+    assert not (isolated_home / ".codex" / "config.toml").exists()
+    as_json = run(["agents", "--install", "claude-code", "--json"], repo, env)
+    assert as_json.returncode == 1 and "s3cret" not in as_json.stdout
+    document = json.loads(as_json.stdout)
+    assert document["store"] is None and document["results"][0]["status"] == "refused"
+    assert not (repo / ".mcp.json").exists()
+    listing = run(["agents"], repo, env)
+    assert listing.returncode == 1 and "carries a password" in listing.stderr
+    assert "s3cret" not in listing.stderr + listing.stdout and "Traceback" not in listing.stderr
+
+
+def test_a_relative_file_path_is_written_absolute(repo: Path, env: dict[str, str]) -> None:
+    env = {**env, "LOCALMEM_DB": "data/team.db"}
+    done = run(["agents", "--install", "claude-code"], repo / "pkg", env)
+    assert done.returncode == 0, done.stderr
+    assert "Claude Code: registered localmem in" in done.stdout  # the line as before
+    wanted = str((repo / "pkg").resolve() / "data" / "team.db")  # the folder it ran in
+    entry = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["localmem"]
+    assert entry["env"] == {"LOCALMEM_DB": wanted}
+    listing = run(["agents"], repo / "pkg", env)
+    assert f"store for agents: {wanted}\n" in listing.stdout

@@ -6,6 +6,12 @@ of them (SPEC section 8): read what is there, refuse a file that does not parse
 stale one unless `repair`, otherwise merge our entry in keeping everything else,
 back the original up to `<file>.bak` and replace the file atomically.
 
+The entry also names the store the user's shell names (`$LOCALMEM_DB`, see
+`named_store`), because an agent started from a desktop does not inherit the
+shell's environment and Codex passes its servers only a whitelisted one
+(decision 224). Only a named store is enforced: without one, an `env` the user
+wrote into our entry is theirs, kept and never compared.
+
 Before any of that the path is resolved (symlinks, `..`): the forbidden file
 (`~/.claude.json`) is judged on where a write would really land, and a config
 that leads outside the agent's own config location (`Agent.config_home`) is
@@ -30,18 +36,45 @@ from typing import Literal
 
 from localmem.errors import Conflict, InvalidInput
 from localmem.memory.workspaces import find_root
-from localmem.paths import write_atomic
+from localmem.paths import check_store_url, is_store_url, write_atomic
 
 SERVER_NAME = "localmem"
+STORE_SETTING = "LOCALMEM_DB"
 
 Scope = Literal["project", "user"]
 State = Literal["registered", "stale", "not_registered", "unreadable"]
 InstallStatus = Literal["installed", "already_registered", "repaired"]
 
 
-def server_entry(command: Path | str) -> dict[str, object]:
-    """The entry every agent gets: the absolute localmem command and `serve`."""
-    return {"command": str(command), "args": ["serve"]}
+def server_entry(command: Path | str, store: str | None = None) -> dict[str, object]:
+    """The entry every agent gets: the absolute localmem command and `serve`, and
+    `env.LOCALMEM_DB` when the user's shell names a store (`named_store`)."""
+    entry: dict[str, object] = {"command": str(command), "args": ["serve"]}
+    if store is not None:
+        entry["env"] = {STORE_SETTING: store}
+    return entry
+
+
+def named_store(ctx: AgentContext) -> str | None:
+    """The store `ctx`'s environment names in `$LOCALMEM_DB`, as an agent's entry records
+    it, or None when it names none (empty or unset).
+
+    A team store's URL is kept as given once `check_store_url` accepts it (it raises
+    InvalidInput for one carrying a password, which must never be written); a file
+    path becomes absolute (`~` expanded, a relative path taken from the current
+    folder, symlinks left as they are), since the agent starts the server elsewhere.
+    """
+    value = ctx.env.get(STORE_SETTING)
+    if not value:
+        return None
+    if is_store_url(value):
+        check_store_url(value)
+        return value
+    if value == "~" or value.startswith("~/"):
+        expanded = str(ctx.home) + value[1:]  # the context's home, as a test sandbox gives it
+    else:
+        expanded = os.path.expanduser(value)
+    return os.path.abspath(os.path.join(ctx.cwd, expanded))
 
 
 class FormatError(Exception):
@@ -61,7 +94,8 @@ class ConfigFormat(ABC):
 
     @abstractmethod
     def replace_entry(self, text: str, entry: dict[str, object]) -> str:
-        """`text` with our existing entry's command and args replaced, its other keys kept."""
+        """`text` with our existing entry's command and args replaced and the keys of the
+        entry's `env` set inside the existing `env`, every other key kept."""
 
     @abstractmethod
     def block(self, entry: dict[str, object]) -> str:
@@ -99,16 +133,17 @@ class RedirectedConfig(InvalidInput):
 
 
 class StaleEntry(Conflict):
-    """Our entry exists with another command or args, and `--repair` was not given."""
+    """Our entry exists with another command, args or store, and `--repair` was not given."""
 
     def __init__(self, agent: str, path: Path, found: dict[str, object]) -> None:
         self.agent = agent
         self.path = path
         self.found = found
         super().__init__(
-            f"{path} already registers localmem with a different command "
-            f"({found.get('command')!s} {_args_text(found)}); run "
-            f"`localmem agents --install {agent} --repair` to point it at this install."
+            f"{path} already registers localmem with a different command or store "
+            f"({found.get('command')!s} {_args_text(found)}{_store_text(found)}); run "
+            f"`localmem agents --install {agent} --repair` to point it at this install "
+            "and store."
         )
 
 
@@ -117,6 +152,20 @@ def _args_text(entry: Mapping[str, object]) -> str:
     if isinstance(args, list):
         return " ".join(str(a) for a in args)
     return str(args)
+
+
+def _store_text(entry: Mapping[str, object]) -> str:
+    # Only LOCALMEM_DB is shown: the entry's other env keys may be tokens.
+    env = entry.get("env")
+    if not isinstance(env, Mapping) or STORE_SETTING not in env:
+        return ""
+    store = str(env[STORE_SETTING])
+    if is_store_url(store):
+        try:
+            check_store_url(store)
+        except InvalidInput:  # written there by hand: still never shown
+            store = "a URL carrying a password, not shown"
+    return f"; {STORE_SETTING}={store}"
 
 
 @dataclass(frozen=True)
@@ -170,10 +219,19 @@ class InstallResult:
     config_path: Path
     status: InstallStatus
     backup: Path | None
+    store: str | None = None  # the LOCALMEM_DB the entry carries, when a store is named
 
 
 def same_entry(found: Mapping[str, object], wanted: Mapping[str, object]) -> bool:
-    return found.get("command") == wanted["command"] and found.get("args") == wanted["args"]
+    """Same command and args, and the same `env.LOCALMEM_DB` when `wanted` names a store;
+    without one, whatever `env` the user gave our entry is theirs and not compared."""
+    if found.get("command") != wanted["command"] or found.get("args") != wanted["args"]:
+        return False
+    wanted_env = wanted.get("env")
+    if not isinstance(wanted_env, Mapping) or STORE_SETTING not in wanted_env:
+        return True
+    env = found.get("env")
+    return isinstance(env, Mapping) and env.get(STORE_SETTING) == wanted_env[STORE_SETTING]
 
 
 class Agent(ABC):
@@ -206,7 +264,7 @@ class Agent(ABC):
 
     def status(self, ctx: AgentContext, command: Path) -> AgentStatus:
         path = self.config_path(ctx)
-        wanted = server_entry(command)
+        wanted = server_entry(command, named_store(ctx))
         state: State
         found: dict[str, object] | None = None
         problem: str | None = None
@@ -235,7 +293,8 @@ class Agent(ABC):
 
     def install(self, ctx: AgentContext, command: Path, repair: bool = False) -> InstallResult:
         path = self.config_path(ctx)
-        wanted = server_entry(command)
+        store = named_store(ctx)  # a URL with a password is refused here, before any read
+        wanted = server_entry(command, store)
         fmt = self.config_format
         block = fmt.block(wanted)
         target = self._write_target(ctx, path, block)
@@ -255,7 +314,7 @@ class Agent(ABC):
         if found is None:
             status = "installed"
         elif same_entry(found, wanted):
-            return InstallResult(self.name, self.title, path, "already_registered", None)
+            return InstallResult(self.name, self.title, path, "already_registered", None, store)
         elif not repair:
             raise StaleEntry(self.name, path, found)
         else:
@@ -268,8 +327,9 @@ class Agent(ABC):
             else:
                 new_text = fmt.replace_entry(text or "", wanted)
             written = fmt.find_entry(new_text)
-        except FormatError:
-            written = None
+        except FormatError as error:
+            reason = f"defines its servers in a form localmem cannot edit ({error})"
+            raise UnreadableConfig(path, reason, block) from None
         if written is None or not same_entry(written, wanted):
             reason = "defines its servers in a form localmem cannot edit"
             raise UnreadableConfig(path, reason, block)
@@ -281,7 +341,7 @@ class Agent(ABC):
         mode = _mode_for(target, original is not None, self.scope(ctx))
         target.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(target, new_text.encode("utf-8"), mode=mode)
-        return InstallResult(self.name, self.title, path, status, backup)
+        return InstallResult(self.name, self.title, path, status, backup, store)
 
     def _write_target(self, ctx: AgentContext, path: Path, block: str) -> Path:
         """Where a write to `path` really lands, once it is known to be allowed.

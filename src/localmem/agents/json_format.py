@@ -5,10 +5,15 @@ The file is parsed, our entry merged into `mcpServers`, and the whole document
 written back with the same keys in the same order, non-ASCII text kept as it is,
 the file's indentation and line ends (LF or CRLF) kept. Comments are not JSON:
 a file with comments does not parse and is refused, never rewritten without them.
+
+A repair sets `command` and `args` and, when a store is named, `env.LOCALMEM_DB`,
+key by key: the user's other keys in our entry and in its `env` stay. An `env`
+that is not a JSON object cannot take the store and is refused.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from typing import Any
@@ -65,14 +70,26 @@ class JsonServersFormat(ConfigFormat):
         servers = data.get(SERVERS_KEY)
         if servers is None:
             servers = data[SERVERS_KEY] = {}
-        servers[SERVER_NAME] = dict(entry)
+        servers[SERVER_NAME] = copy.deepcopy(entry)
         return _dump(data, text)
 
     def replace_entry(self, text: str, entry: dict[str, object]) -> str:
         data = _load(text)
         current = data[SERVERS_KEY][SERVER_NAME]
-        # Keep what the user added to our entry (env, disabled, autoApprove...).
-        current.update(entry)
+        # Keep what the user added to our entry (env, disabled, autoApprove...), and in
+        # its env (a token another key needs): only our keys are set.
+        for key, value in entry.items():
+            if key != "env":
+                current[key] = copy.deepcopy(value)
+                continue
+            assert isinstance(value, dict)
+            env = current.get("env")
+            if env is None:
+                current["env"] = dict(value)
+            elif not isinstance(env, dict):
+                raise FormatError(f'the "env" of the "{SERVER_NAME}" server is not a JSON object')
+            else:
+                env.update(value)
         return _dump(data, text)
 
     def block(self, entry: dict[str, object]) -> str:

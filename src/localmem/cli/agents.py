@@ -2,7 +2,9 @@
 
 Formatting only; the rules live in `localmem.agents`. Each named agent is
 handled on its own, so one refusal does not stop the others, and any refusal or
-stale entry makes the exit status non-zero (SPEC section 8).
+stale entry makes the exit status non-zero (SPEC section 8). The store the
+entries carry (`$LOCALMEM_DB`, decision 224) is shown as `store` (null when none
+is named).
 """
 
 from __future__ import annotations
@@ -14,7 +16,13 @@ from pathlib import Path
 import click
 
 from localmem.agents import AGENTS, install, statuses
-from localmem.agents.base import AgentContext, AgentStatus, InstallResult, UnreadableConfig
+from localmem.agents.base import (
+    AgentContext,
+    AgentStatus,
+    InstallResult,
+    UnreadableConfig,
+    named_store,
+)
 from localmem.agents.command import localmem_command
 from localmem.errors import InvalidInput, LocalmemError
 
@@ -53,6 +61,7 @@ def _listing_command() -> tuple[Path, str | None]:
 
 def _list(ctx: AgentContext, as_json: bool) -> None:
     command, warning = _listing_command()
+    store = named_store(ctx)  # a URL with a password: one sentence, like every command
     found = statuses(ctx, command)
     stale = [s for s in found if s.state == "stale"]
     if as_json:
@@ -60,6 +69,7 @@ def _list(ctx: AgentContext, as_json: bool) -> None:
             json.dumps(
                 {
                     "command": str(command),
+                    "store": store,
                     "warning": warning,
                     "agents": [_status_json(s) for s in found],
                 },
@@ -69,6 +79,8 @@ def _list(ctx: AgentContext, as_json: bool) -> None:
         )
     else:
         click.echo(f"localmem command: {command}")
+        if store is not None:
+            click.echo(f"store for agents: {store}")
         if warning:
             click.echo(f"warning: {warning}")
         width = max(len(agent.name) for agent in AGENTS)
@@ -82,7 +94,7 @@ def _list(ctx: AgentContext, as_json: bool) -> None:
         if stale:
             names = ", ".join(s.name for s in stale)
             click.echo(
-                f"Stale entries ({names}) start another localmem; "
+                f"Stale entries ({names}) start another localmem or store; "
                 "point them at this one with: localmem agents --repair",
                 err=True,
             )
@@ -121,7 +133,8 @@ def _install_all(
         if not as_json:
             _echo_result(result)
     if as_json:
-        click.echo(json.dumps({"command": str(command), "results": results}, indent=2))
+        document = {"command": str(command), "store": _store_or_none(ctx), "results": results}
+        click.echo(json.dumps(document, indent=2))
     elif any(r["status"] in ("installed", "repaired") for r in results):
         click.echo(
             "Restart the agent to load it, and paste the pointer snippet "
@@ -134,11 +147,24 @@ def _repair_stale(ctx: AgentContext, command: Path, as_json: bool) -> bool:
     stale = tuple(s.name for s in statuses(ctx, command) if s.state == "stale")
     if not stale:
         if as_json:
-            click.echo(json.dumps({"command": str(command), "results": []}, indent=2))
+            document: dict[str, object] = {
+                "command": str(command),
+                "store": _store_or_none(ctx),
+                "results": [],
+            }
+            click.echo(json.dumps(document, indent=2))
         else:
             click.echo("No stale localmem entry found; nothing to repair.")
         return True
     return _install_all(ctx, stale, command, True, as_json)
+
+
+def _store_or_none(ctx: AgentContext) -> str | None:
+    # A refused store (a URL with a password) is already in each result's error.
+    try:
+        return named_store(ctx)
+    except InvalidInput:
+        return None
 
 
 def _result_json(result: InstallResult) -> dict[str, object]:
@@ -147,6 +173,7 @@ def _result_json(result: InstallResult) -> dict[str, object]:
         "status": result.status,
         "config_path": str(result.config_path),
         "backup": str(result.backup) if result.backup else None,
+        "store": result.store,
     }
 
 
