@@ -37,6 +37,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import struct
@@ -329,12 +330,14 @@ def fixtures(
     flags = [Path(part).name if part.startswith("/") else part for part in server[4:]]
     replies: list[dict[str, Any]] = []
     tables: dict[str, Any] = {}
+    days: set[str] = set()
     for lang in langs:
         for line in (source / f"exchanges-{template}-{lang}.jsonl").read_text().splitlines():
             entry = json.loads(line)
             if not entry["path"].endswith("/chat/completions"):
                 continue
             messages = entry["request"]["messages"]
+            days.update(re.findall(r"\b\d{4}-\d{2}-\d{2}\b", json.dumps(messages)))
             reply: dict[str, Any] = {
                 "lang": lang,
                 "said": next(m["content"] for m in messages if m["role"] == "user"),
@@ -363,6 +366,8 @@ def fixtures(
         "template": {"llama.cpp": TEMPLATE, "bare": f"bench/live_model/{BARE}"}.get(
             template, "the GGUF's own"
         ),
+        # The day the facts were dated: the replies quote it, the replay swaps in its own.
+        "day": max(days) if days else "",
         "tables": tables,
         "replies": replies,
     }

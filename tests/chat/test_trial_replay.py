@@ -6,6 +6,7 @@ HTTP 500 included. Recorded from Qwen2.5-Coder-1.5B-Instruct Q4_K_M on llama-ser
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +28,16 @@ def user_folder(tmp_path: Path, env: dict[str, str]) -> Path:
 
 LIVE = Path(__file__).resolve().parents[1] / "chat" / "live_replies"
 RECORDINGS = sorted(LIVE.glob("*.json"))
+DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 
 
 def replay(recorded: dict[str, Any]) -> Any:
     """A scripted server that answers each request with what the real model answered to
-    the same user message at the same round, run after run, HTTP errors included."""
+    the same user message at the same round, run after run, HTTP errors included.
+
+    The model quoted the dated lines it was shown (`forget "2026-12-02: is vegetarian"`),
+    so its replies carry the day of the recording: they are replayed with the day the
+    trial writes today, the one the request shows, as the model would have quoted it."""
     answers: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for reply in recorded["replies"]:
         answers.setdefault((reply["said"], reply["round"]), []).append(reply)
@@ -45,7 +51,10 @@ def replay(recorded: dict[str, Any]) -> Any:
         reply = answers[key][number]  # a KeyError: the trial took a path the model did not
         if reply["status"] != 200:
             return Raw(reply["status"], reply["answer"].encode())
-        return reply["message"]
+        shown = DAY.search(json.dumps(body["messages"]))
+        if not shown or not recorded["day"]:
+            return reply["message"]
+        return json.loads(json.dumps(reply["message"]).replace(recorded["day"], shown.group()))
 
     return script
 
