@@ -25,6 +25,8 @@ from localmem.eval.fixture import load_bundled
 from localmem.eval.harness import run
 from localmem.memory.backend import postgres_schema
 from localmem.memory.migrations import LATEST
+from localmem.memory.readonly import open_readonly
+from localmem.paths import StoreURL
 
 FIXTURES = {fixture.name: fixture for fixture in load_bundled()}
 
@@ -38,8 +40,9 @@ def _cli(
 
 
 def test_the_team_store_schema_follows_the_file_schema() -> None:
-    # A new SQLite step needs its PostgreSQL step too: the two stores share one version.
-    assert postgres_schema.LATEST == LATEST
+    # A new SQLite step needs its PostgreSQL step too: the team store says which file
+    # schema its tables and columns hold, and it must be the latest.
+    assert postgres_schema.FILE_SCHEMA == LATEST
 
 
 @pytest.mark.parametrize("name", sorted(FIXTURES))
@@ -308,3 +311,71 @@ def test_the_documented_team_roles_let_every_member_write(
         for role in ("minh_t", "linh_t", "team_t"):
             roles.execute(f"DROP ROLE IF EXISTS {role}")
         roles.close()
+
+
+def _columns(url: str, table: str) -> list[tuple[str, str]]:
+    with psycopg.connect(url) as conn:
+        return [
+            (str(name), str(kind))
+            for name, kind in conn.execute(
+                "SELECT column_name, data_type FROM information_schema.columns "
+                "WHERE table_schema = 'localmem' AND table_name = %s ORDER BY ordinal_position",
+                (table,),
+            )
+        ]
+
+
+QUESTION = "how does the shop release go out"
+
+
+def test_a_store_on_schema_10_is_brought_forward_by_the_first_writer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Schema 10 as that version's code made it: the base script alone.
+    old = pg_support.fresh_url(schema=False)
+    with monkeypatch.context() as patch:
+        patch.setattr(postgres_schema, "STEPS", postgres_schema.STEPS[:1])
+        patch.setattr(postgres_schema, "LATEST", 10)
+        localmem.open(old).close()
+    v10_terms = _columns(old, "memory_terms")
+    pg_support.drop(old)
+
+    # A store with memories, its postings turned back into schema 10's table.
+    url = pg_support.fresh_url(schema=False)
+    with localmem.open(url) as store:
+        for n in range(30):
+            store.add(
+                f"Release {n} of the shop goes out through make release-{n % 4}", workspace="shop"
+            )
+        store.add("Rotate the staging keys every quarter", workspace="global")
+        before = [h.memory.id for h in store.search(QUESTION, workspace="shop").hits]
+    assert before
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(
+            "SET search_path = localmem; "
+            "CREATE TABLE old_terms AS SELECT term, memory_id, body_tf, kw_tf FROM memory_terms; "
+            "DROP TABLE memory_terms; ALTER TABLE old_terms RENAME TO memory_terms; "
+            "ALTER TABLE memory_terms ADD PRIMARY KEY (term, memory_id); "
+            "DELETE FROM schema_migrations WHERE version > 10"
+        )
+    assert _columns(url, "memory_terms") == v10_terms
+
+    with pytest.raises(StoreUnavailable, match="is on schema 10 and this localmem knows 11"):
+        open_readonly(StoreURL(url))
+    with localmem.open(url, create=False) as store:  # a writer upgrades it
+        assert store.connection.execute("PRAGMA user_version").fetchone()[0] == 11
+        after = [h.memory.id for h in store.search(QUESTION, workspace="shop").hits]
+        store.add("A memory written after the upgrade about the shop release", workspace="shop")
+    assert after == before
+    assert [name for name, _ in _columns(url, "memory_terms")] == [
+        "term",
+        "workspace_id",
+        "memory_id",
+        "body_tf",
+        "kw_tf",
+        "length",
+    ]
+    with psycopg.connect(url) as admin:
+        steps = [v for (v,) in admin.execute("SELECT version FROM localmem.schema_migrations")]
+    assert sorted(steps) == [10, 11]
+    pg_support.drop(url)

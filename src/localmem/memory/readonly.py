@@ -88,7 +88,9 @@ def open_readonly(path: StrPath, *, older: str = UPGRADE_BY_STATS) -> sqlite3.Co
         from localmem.memory.backend import postgres, postgres_schema
 
         named = getattr(path, "schema", postgres_schema.SCHEMA)
-        return postgres.open_store(os.fspath(path), create=False, readonly=True, schema=named)
+        return postgres.open_store(
+            os.fspath(path), create=False, readonly=True, schema=named, older=older
+        )
     if not os.path.exists(path):
         raise schema.missing_database(path)
     if os.path.isfile(path) and os.path.getsize(path) == 0:

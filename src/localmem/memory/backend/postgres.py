@@ -40,6 +40,8 @@ RECALL_TIMEOUT_MS = 2000
 BUSY_TIMEOUT_MS = 15_000  # as on SQLite: a writer waits this long for the others
 _CHANGE = re.compile(r"^(INSERT|UPDATE|DELETE)\b", re.IGNORECASE)  # may wait in a write
 _RETRIED = ("BEGIN", "SELECT", "SHOW")  # statements safe to send again on a new connection
+# An INSERT naming the id itself first (`rows.free_id`): its new id is known unsent.
+_GIVEN_ID = re.compile(r"^INSERT INTO \w+\s*\(\s*id\s*,", re.IGNORECASE)
 CONNECT_TIMEOUT_S = 5
 INSTALL = "pipx install 'localmem[postgres]'"
 
@@ -226,7 +228,12 @@ class Connection:
     def _defer(self, sql: str, params: Any, *, many: bool, returns_id: bool = False) -> Cursor:
         raw = self._raw.cursor()
         self._queue.append((raw, sql, params, many))
-        return Cursor(raw, returns_id, deferred=self)
+        cursor = Cursor(raw, returns_id, deferred=self)
+        if returns_id and _GIVEN_ID.match(sql) and "ON CONFLICT" not in sql.upper():
+            # Asking for the id need not send the batch: it is the one given (a failed
+            # insert shows at the next statement sent, as every held change's does).
+            cursor._id, cursor._id_read = int(params[0]), True
+        return cursor
 
     def _send(self) -> None:
         if not self._queue:
@@ -451,10 +458,17 @@ except ImportError:  # pragma: no cover (the extra is installed wherever a URL i
 
 
 def open_store(
-    url: str, *, create: bool, readonly: bool = False, schema: str = postgres_schema.SCHEMA
+    url: str,
+    *,
+    create: bool,
+    readonly: bool = False,
+    schema: str = postgres_schema.SCHEMA,
+    older: str = "open it once with a command that writes (`localmem stats`) to upgrade it.",
 ) -> sqlite3.Connection:
     """The team store at `url` on the latest schema: created when `create` (and not
-    `readonly`), else refused in one sentence when it holds no store yet."""
+    `readonly`), else refused in one sentence when it holds no store yet. A store on
+    an older schema is brought forward by a writer, and refused by a reader with a
+    sentence that `older` ends."""
     conn = connect(url, readonly=readonly, schema=schema)
     try:
         version = _version(conn)
@@ -480,6 +494,13 @@ def open_store(
                 f"{version}, this one knows {postgres_schema.LATEST}); upgrade localmem to "
                 "open it."
             )
+        elif version < postgres_schema.LATEST:
+            if readonly:
+                raise StoreUnavailable(
+                    f"The team store at {conn.where} is on schema {version} and this localmem "
+                    f"knows {postgres_schema.LATEST}; " + older
+                )
+            _upgrade(conn)
     except BaseException:
         conn.close()
         raise
@@ -530,7 +551,6 @@ def _has_vector_search(conn: Connection) -> bool:
 
 
 def _create(conn: Connection) -> None:
-    from localmem.memory.schema import utc_text_now
     from localmem.memory.search import tokens
 
     conn.execute("BEGIN IMMEDIATE")
@@ -538,13 +558,7 @@ def _create(conn: Connection) -> None:
         # Inside the lock: another process may have created it meanwhile.
         conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{conn.schema}"')
         if _version(conn) is None:
-            for _number, _name, script in postgres_schema.STEPS:
-                conn._run(script, ())
-            number, name, _script = postgres_schema.STEPS[-1]
-            conn.execute(
-                "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
-                (number, name, utc_text_now()),
-            )
+            _apply_steps(conn, 0)
             conn.execute(
                 "INSERT INTO meta(key, value) VALUES ('tokenizer_version', ?)",
                 (str(tokens.TOKENIZER_VERSION),),
@@ -555,3 +569,29 @@ def _create(conn: Connection) -> None:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
+
+
+def _upgrade(conn: Connection) -> None:
+    """Apply the steps the store lacks, in one transaction, under the write lock."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        # Re-read inside the lock: another process may have upgraded it meanwhile.
+        _apply_steps(conn, _version(conn) or 0)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _apply_steps(conn: Connection, version: int) -> None:
+    from localmem.memory.schema import utc_text_now
+
+    for number, name, script in postgres_schema.STEPS:
+        if number > version:
+            conn._send()  # the changes queued so far go first
+            conn._run(script, ())
+            conn.execute(
+                "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
+                (number, name, utc_text_now()),
+            )

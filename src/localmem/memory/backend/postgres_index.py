@@ -1,18 +1,21 @@
 """The full-text index on PostgreSQL: the numbers FTS5 keeps, as postings.
 
 `memory_terms` has one row per (term, memory): the term's count in the content
-(`body_tf`) and in the keywords (`kw_tf`); its primary key (term, memory_id) is the
-inverted index, so a lookup reads the rows of the terms asked for and nothing else.
-`memory_index` has each memory's workspace and length in terms as FTS5 counts it
-(content terms, keyword terms, and the one workspace term); `index_totals` the row
-count and the sum of lengths. From these `bm25_top` computes what FTS5's `bm25()`
-computes on SQLite (k1 = 1.2, b = 0.75, per-column weights, idf clamped at 1e-6), in
-the same arithmetic, so both backends rank alike (tests/memory/test_backends.py runs
-every bundled eval fixture on both and compares every answer).
+(`body_tf`) and in the keywords (`kw_tf`), and the memory's workspace and length in
+terms as FTS5 counts it (content terms, keyword terms, and the one workspace term).
+Its primary key (term, workspace, memory) carries the counts and the length, so a
+lookup reads, from the index alone, the postings of the terms asked for in the
+workspaces asked for, and nothing else (schema 11, decision 225). `memory_index` has
+one row per indexed memory (its workspace and length again: what `delete` and
+`doctor` read); `index_totals` the row count and the sum of lengths. From these
+`bm25_top` computes what FTS5's `bm25()` computes on SQLite (k1 = 1.2, b = 0.75,
+per-column weights, idf clamped at 1e-6), in the same arithmetic, so both backends
+rank alike (tests/memory/test_backends.py runs every bundled eval fixture on both and
+compares every answer).
 
-A B-tree on (term, memory_id), not a GIN index on an array of terms: ranking needs
-each posting's counts, which a GIN index cannot return, and reading them from each
-matching row's arrays cost 8x more per search here (decision 215).
+A B-tree, not a GIN index on an array of terms: ranking needs each posting's counts,
+which a GIN index cannot return, and reading them from each matching row's arrays
+cost 8x more per search here (decision 215).
 
 Writers hold the store's write lock (`postgres.Connection`), so the totals row never
 sees two writers at once.
@@ -45,10 +48,12 @@ def insert(
         (memory_id, ws_id, length),
     )
     conn.execute(
-        "INSERT INTO memory_terms(term, memory_id, body_tf, kw_tf) "
-        "SELECT t, ?, b, k FROM unnest(?::text[], ?::integer[], ?::integer[]) AS u(t, b, k)",
+        "INSERT INTO memory_terms(term, workspace_id, memory_id, body_tf, kw_tf, length) "
+        "SELECT t, ?, ?, b, k, ? FROM unnest(?::text[], ?::integer[], ?::integer[]) AS u(t, b, k)",
         (
+            ws_id,
             memory_id,
+            length,
             terms,
             [in_body.get(t, 0) for t in terms],
             [in_kw.get(t, 0) for t in terms],
@@ -61,14 +66,17 @@ def delete(
     conn: sqlite3.Connection, memory_id: int, body: list[str], kw: list[str], ws_id: int
 ) -> None:
     gone = conn.execute(
-        "DELETE FROM memory_index WHERE memory_id = ? RETURNING length", (memory_id,)
+        "DELETE FROM memory_index WHERE memory_id = ? RETURNING length, workspace_id",
+        (memory_id,),
     ).fetchone()
+    if gone is None:
+        return  # not indexed: nothing to take back
     conn.execute(
-        "DELETE FROM memory_terms WHERE term = ANY(?::text[]) AND memory_id = ?",
-        (list(dict.fromkeys([*body, *kw])), memory_id),
+        "DELETE FROM memory_terms WHERE term = ANY(?::text[]) AND workspace_id = ? "
+        "AND memory_id = ?",
+        (list(dict.fromkeys([*body, *kw])), int(gone[1]), memory_id),
     )
-    if gone is not None:
-        _count_totals(conn, -1, -int(gone[0]))
+    _count_totals(conn, -1, -int(gone[0]))
 
 
 def delete_all(conn: sqlite3.Connection) -> None:
@@ -126,7 +134,9 @@ def flush_counts(conn: sqlite3.Connection) -> None:
             "AS u(t, d) ON CONFLICT (term) DO UPDATE SET df = term_df.df + EXCLUDED.df",
             (changed, [pending[term] for term in changed]),
         )
-        conn.execute("DELETE FROM term_df WHERE term = ANY(?::text[]) AND df <= 0", (changed,))
+        fallen = [term for term in changed if pending[term] < 0]
+        if fallen:  # only a fall can leave a term no memory holds
+            conn.execute("DELETE FROM term_df WHERE term = ANY(?::text[]) AND df <= 0", (fallen,))
     pending.clear()
 
 
@@ -151,14 +161,14 @@ def holding(
         return {}
     sql = "SELECT p.memory_id, p.term FROM memory_terms AS p "
     params: list[object] = []
-    if ws_ids is not None:
-        sql += "JOIN memory_index AS i ON i.memory_id = p.memory_id AND i.workspace_id = ANY(?) "
-        params.append(list(ws_ids))
     if kind is not None:
         sql += "JOIN memories AS m ON m.id = p.memory_id AND m.kind = ? "
         params.append(kind)
     sql += "WHERE p.term = ANY(?::text[])"
     params.append(terms)
+    if ws_ids is not None:
+        sql += " AND p.workspace_id = ANY(?)"
+        params.append(list(ws_ids))
     held: dict[int, set[str]] = {}
     for memory_id, term in conn.execute(sql, params).fetchall():
         held.setdefault(int(memory_id), set()).add(str(term))
@@ -177,69 +187,62 @@ def bm25_top(
     workspace, as FTS5's does."""
     if not terms:
         return []
-    totals = conn.execute("SELECT rows, tokens FROM index_totals WHERE id = 1").fetchone()
-    rows, tokens = (int(totals[0]), int(totals[1])) if totals else (0, 0)
     pending = _pending(conn)  # a search inside a write sees the write's own memories
-    rows, tokens = rows + pending.get(ROWS, 0), tokens + pending.get(TOKENS, 0)
-    if rows <= 0:
-        return []
-    hits = dict.fromkeys(terms, 0)
-    for term, count in conn.execute(
-        "SELECT term, count(*) FROM memory_terms WHERE term = ANY(?::text[]) GROUP BY term",
-        (terms,),
-    ):
-        hits[str(term)] = int(count)
-    idf = []
-    for term in terms:
-        value = math.log((rows - hits[term] + 0.5) / (hits[term] + 0.5))
-        idf.append(value if value > 0 else 1e-6)
-    average = tokens / rows
-    # The server scores every posting and sends back the best few: a common query term
-    # has tens of thousands of postings, which the client would otherwise read one by one.
-    # Its sums may differ from FTS5's in the last bits, so twice as many come back as
-    # are wanted, and those are scored again here, in FTS5's arithmetic.
     scope, params = "", list[object]()
     if ws_ids is not None:
-        scope = " AND i.workspace_id = ANY(?)"
+        scope = "WHERE p.workspace_id = ANY(?) "
         params.append(list(ws_ids))
-    best = [
-        int(row[0])
-        for row in conn.execute(
-            "SELECT p.memory_id FROM memory_terms AS p "
-            "JOIN unnest(?::text[], ?::float8[]) AS w(term, idf) ON w.term = p.term "
-            f"JOIN memory_index AS i ON i.memory_id = p.memory_id{scope} "
-            "GROUP BY p.memory_id ORDER BY sum(w.idf * ((p.body_tf + ? * p.kw_tf) * ?) / "
-            "((p.body_tf + ? * p.kw_tf) + ? * (1 - ? + ? * i.length / ?))) DESC, p.memory_id "
-            "LIMIT ?",
-            [
-                terms,
-                idf,
-                *params,
-                keyword_weight,
-                K1 + 1.0,
-                keyword_weight,
-                K1,
-                B,
-                B,
-                average,
-                2 * want,
-            ],
-        )
-    ]
-    if not best:
+    # One statement: the index's totals, each term's count of postings and the best
+    # candidates. The server scores every posting in scope and sends back the best
+    # few (a common term has tens of thousands). Its sums may differ from FTS5's in
+    # the last bits, so twice as many come back as are wanted, each with its counts,
+    # and they are scored again here in FTS5's arithmetic: the order is SQLite's.
+    # Every number is float8: an untyped 0.5 is `numeric`, whose arithmetic costs three
+    # times as much over a common term's postings.
+    rows = conn.execute(
+        "WITH totals AS (SELECT rows + ? AS rows, tokens + ? AS tokens FROM index_totals "
+        "WHERE id = 1), "
+        "w AS (SELECT q.term, q.n, (SELECT count(*) FROM memory_terms AS c "
+        "WHERE c.term = q.term) AS hits FROM unnest(?::text[]) WITH ORDINALITY AS q(term, n)), "
+        "weighed AS (SELECT w.term, w.n, greatest(ln((totals.rows - w.hits + 0.5)::float8 / "
+        "(w.hits + 0.5)::float8), 1e-6::float8) AS idf, "
+        "totals.tokens::float8 / totals.rows AS average "
+        "FROM w, totals WHERE totals.rows > 0) "
+        "SELECT p.memory_id, p.length, array_agg(w.n), array_agg(p.body_tf), "
+        "array_agg(p.kw_tf), (SELECT array_agg(hits ORDER BY n) FROM w), "
+        "(SELECT rows FROM totals), (SELECT tokens FROM totals) "
+        f"FROM memory_terms AS p JOIN weighed AS w ON w.term = p.term {scope}"
+        "GROUP BY p.memory_id, p.length ORDER BY sum(w.idf * ((p.body_tf + ?::float8 * p.kw_tf) "
+        "* ?::float8) / ((p.body_tf + ?::float8 * p.kw_tf) + ?::float8 * (1 - ?::float8 "
+        "+ ?::float8 * p.length / w.average))) DESC, "
+        "p.memory_id LIMIT ?",
+        [
+            pending.get(ROWS, 0),
+            pending.get(TOKENS, 0),
+            terms,
+            *params,
+            keyword_weight,
+            K1 + 1.0,
+            keyword_weight,
+            K1,
+            B,
+            B,
+            2 * want,
+        ],
+    ).fetchall()
+    if not rows:
         return []
-    position = {term: n for n, term in enumerate(terms)}
-    found: dict[int, tuple[int, list[tuple[int, int]]]] = {}
-    for term, memory_id, body_tf, kw_tf, length in conn.execute(
-        "SELECT p.term, p.memory_id, p.body_tf, p.kw_tf, i.length FROM memory_terms AS p "
-        "JOIN memory_index AS i ON i.memory_id = p.memory_id "
-        "WHERE p.term = ANY(?::text[]) AND p.memory_id = ANY(?)",
-        (terms, best),
-    ):
-        entry = found.setdefault(int(memory_id), (int(length), [(0, 0)] * len(terms)))
-        entry[1][position[term]] = (int(body_tf), int(kw_tf))
+    hits, total_rows, total_tokens = rows[0][5], int(rows[0][6]), int(rows[0][7])
+    idf = []
+    for n in range(len(terms)):
+        value = math.log((total_rows - hits[n] + 0.5) / (hits[n] + 0.5))
+        idf.append(value if value > 0 else 1e-6)
+    average = total_tokens / total_rows
     scored: list[tuple[float, int]] = []
-    for memory_id, (length, counts) in found.items():
+    for memory_id, length, positions, body_counts, kw_counts, *_ in rows:
+        counts = [(0, 0)] * len(terms)
+        for n, body_tf, kw_tf in zip(positions, body_counts, kw_counts, strict=True):
+            counts[n - 1] = (int(body_tf), int(kw_tf))
         score = 0.0
         for n, (body_tf, kw_tf) in enumerate(counts):
             # Summed one occurrence at a time, in FTS5's order and arithmetic.
@@ -247,7 +250,7 @@ def bm25_top(
             for _ in range(kw_tf):
                 freq += keyword_weight
             score += idf[n] * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * length / average)))
-        scored.append((-score, memory_id))
+        scored.append((-score, int(memory_id)))
     scored.sort()
     return [(memory_id, -negative) for negative, memory_id in scored[:want]]
 
