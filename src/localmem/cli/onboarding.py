@@ -225,7 +225,7 @@ def _init_agents(state: _Init) -> None:
         if status.state == "stale":
             state.failed = True
             message = (
-                f"{where} starts another localmem; "
+                f"{where} starts another localmem or store; "
                 f"run `localmem agents --install {status.name} --repair`"
             )
             click.echo(f"  {status.name}: {message}", err=True)

@@ -11,6 +11,7 @@ import pytest
 from backend_support import (
     is_team_store,
     other_location_fixture,  # noqa: F401 (fixture)
+    second_location,
     stored_bytes,
 )
 from maint_support import Clock, filled, open_at
@@ -114,6 +115,41 @@ def test_restore_merges_into_existing_rows(location: str, other_location: str) -
         assert set(merged.keywords) == {"tox", "pytest", "ci"}
         assert merged.seen_count == 2  # the larger count, not a sum: idempotent
         assert merged.content == "run the tests with  make test and pytest -x"
+
+
+def test_a_file_holding_one_memory_twice_stores_it_once(
+    location: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """New memories are written in batches: the second copy of one still waiting in
+    its batch is merged into it, as into a stored one."""
+    from localmem.memory.transfer import restore as restore_module
+
+    with filled(location) as store:
+        document = json.loads(_export(store))
+    first = document["memories"][0]
+    content = first["content"].lower().replace(" ", "  ", 1)  # the same, normalized
+    again = {
+        **first,
+        "key": transfer.memory_key("api", content),
+        "content": content,
+        "keywords": ["tox"],
+        "seen_count": 7,
+    }
+    document["memories"].insert(2, again)
+    document["count"] += 1
+    for batch in (1000, 2):  # waiting in the batch, and already written
+        monkeypatch.setattr(restore_module, "BATCH", batch)
+        with (
+            second_location(location, tmp_path, f"batch-{batch}.db") as where,
+            open_at(where) as other,
+        ):
+            report = restore(other, parse_export(json.dumps(document), "f"))
+            assert (report.added, report.merged) == (8, 1)
+            rows = other.connection.execute(
+                "SELECT content, keywords, seen_count FROM memories WHERE workspace = 'api' "
+                "AND content LIKE 'Run the tests with make test and pytest -x'"
+            ).fetchall()
+            assert [tuple(row) for row in rows] == [(first["content"], "pytest\nci\ntox", 7)]
 
 
 def test_links_are_carried_by_key_not_row_id(location: str, other_location: str) -> None:
@@ -344,14 +380,16 @@ def test_a_failure_half_way_writes_nothing(
     calls = {"n": 0}
     real = restore_module._insert
 
-    def failing(*args: object) -> int:
+    def failing(*args: object) -> list[int]:
         calls["n"] += 1
-        if calls["n"] == 5:
+        if calls["n"] == 3:  # two batches written, the third fails
             raise OSError("disk full")
         return real(*args)  # type: ignore[arg-type]
 
+    monkeypatch.setattr(restore_module, "BATCH", 2)
     monkeypatch.setattr(restore_module, "_insert", failing)
     with open_at(other_location) as other, pytest.raises(OSError):
         restore(other, source)
+    assert calls["n"] == 3
     with open_at(other_location) as other:
         assert other.is_empty()

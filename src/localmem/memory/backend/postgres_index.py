@@ -37,29 +37,36 @@ B = 0.75
 ENTRIES = ("memory_index", "memory_id")
 
 
-def insert(
-    conn: sqlite3.Connection, memory_id: int, body: list[str], kw: list[str], ws_id: int
-) -> None:
-    in_body, in_kw = Counter(body), Counter(kw)
-    terms = list(dict.fromkeys([*body, *kw]))
-    length = len(body) + len(kw) + 1  # + the workspace term: FTS5 counts every column
+def insert(conn: sqlite3.Connection, entries: list[tuple[int, list[str], list[str], int]]) -> None:
+    """Index each (memory id, body terms, keyword terms, workspace id) of `entries`: two
+    statements however many there are (a restore sends a thousand at a time)."""
+    indexed: list[tuple[int, int, int]] = []
+    postings: list[tuple[str, int, int, int, int, int]] = []
+    for memory_id, body, kw, ws_id in entries:
+        in_body, in_kw = Counter(body), Counter(kw)
+        length = len(body) + len(kw) + 1  # + the workspace term: FTS5 counts every column
+        indexed.append((memory_id, ws_id, length))
+        postings.extend(
+            (term, ws_id, memory_id, in_body.get(term, 0), in_kw.get(term, 0), length)
+            for term in dict.fromkeys([*body, *kw])
+        )
+        _count_totals(conn, 1, length)
     conn.execute(
-        "INSERT INTO memory_index(memory_id, workspace_id, length) VALUES (?, ?, ?)",
-        (memory_id, ws_id, length),
+        "INSERT INTO memory_index(memory_id, workspace_id, length) "
+        "SELECT * FROM unnest(?::bigint[], ?::bigint[], ?::integer[])",
+        _columns(indexed, 3),
     )
     conn.execute(
         "INSERT INTO memory_terms(term, workspace_id, memory_id, body_tf, kw_tf, length) "
-        "SELECT t, ?, ?, b, k, ? FROM unnest(?::text[], ?::integer[], ?::integer[]) AS u(t, b, k)",
-        (
-            ws_id,
-            memory_id,
-            length,
-            terms,
-            [in_body.get(t, 0) for t in terms],
-            [in_kw.get(t, 0) for t in terms],
-        ),
+        "SELECT * FROM unnest(?::text[], ?::bigint[], ?::bigint[], ?::integer[], ?::integer[], "
+        "?::integer[])",
+        _columns(postings, 6),
     )
-    _count_totals(conn, 1, length)
+
+
+def _columns(rows: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
+    """`rows` as `width` lists, one per column: what `unnest` takes."""
+    return [list(column) for column in zip(*rows, strict=True)] if rows else [[]] * width
 
 
 def delete(

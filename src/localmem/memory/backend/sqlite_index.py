@@ -24,12 +24,11 @@ def ws_term(workspace_id: int) -> str:
     return f"w{workspace_id}"
 
 
-def insert(
-    conn: sqlite3.Connection, memory_id: int, body: list[str], kw: list[str], ws_id: int
-) -> None:
-    conn.execute(
+def insert(conn: sqlite3.Connection, entries: list[tuple[int, list[str], list[str], int]]) -> None:
+    """Index each (memory id, body terms, keyword terms, workspace id) of `entries`."""
+    conn.executemany(
         "INSERT INTO memories_fts(rowid, body, kw, ws) VALUES (?, ?, ?, ?)",
-        (memory_id, " ".join(body), " ".join(kw), ws_term(ws_id)),
+        [(i, " ".join(body), " ".join(kw), ws_term(ws)) for i, body, kw, ws in entries],
     )
 
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 MAX_ENTITIES = 16
+REBUILD_BATCH = 1000  # memories indexed together by `rebuild`
 _BACKTICK = r"`([^`\n]{2,64})`"
 _IDENTIFIER = (
     r"(?<![\w./:-])("
@@ -70,11 +71,24 @@ def add_terms(
 ) -> list[str]:
     """Index a memory: its FTS entry and the document frequency of its terms.
     Returns the content's meaningful terms (what `memories.terms` stores)."""
-    body, kw, meaningful, found = _indexed(content, list(keywords))
+    return add_terms_many(conn, [(memory_id, content, keywords, workspace_id)])[0]
+
+
+def add_terms_many(
+    conn: sqlite3.Connection, memories: list[tuple[int, str, Iterable[str], int]]
+) -> list[list[str]]:
+    """`add_terms` for each (memory id, content, keywords, workspace id) of `memories`,
+    written together (a restore's batch: on the team store, two statements for all)."""
     held = backend.index_of(conn)
-    held.insert(conn, memory_id, body, kw, workspace_id)
-    held.count_terms(conn, sorted(found), 1)
-    return meaningful
+    entries: list[tuple[int, list[str], list[str], int]] = []
+    terms: list[list[str]] = []
+    for memory_id, content, keywords, workspace_id in memories:
+        body, kw, meaningful, found = _indexed(content, list(keywords))
+        entries.append((memory_id, body, kw, workspace_id))
+        held.count_terms(conn, sorted(found), 1)
+        terms.append(meaningful)
+    held.insert(conn, entries)
+    return terms
 
 
 def remove_terms(
@@ -105,12 +119,19 @@ def entity_names(content: str) -> list[str]:
 
 
 def link_entities(conn: sqlite3.Connection, memory_id: int, content: str) -> None:
-    names = [(name,) for name in entity_names(content)]
-    conn.executemany("INSERT OR IGNORE INTO entities(name) VALUES (?)", names)
+    link_entities_many(conn, [(memory_id, content)])
+
+
+def link_entities_many(conn: sqlite3.Connection, memories: list[tuple[int, str]]) -> None:
+    """Link each (memory id, content) of `memories` to the entities its content names."""
+    links = [(memory_id, name) for memory_id, content in memories for name in entity_names(content)]
+    conn.executemany(
+        "INSERT OR IGNORE INTO entities(name) VALUES (?)", [(name,) for _, name in links]
+    )
     conn.executemany(
         "INSERT OR IGNORE INTO memory_entities(memory_id, entity_id) "
         "SELECT ?, id FROM entities WHERE name = ?",
-        [(memory_id, name) for (name,) in names],
+        links,
     )
 
 
@@ -157,11 +178,17 @@ def rebuild(conn: sqlite3.Connection, *, entities: bool = False) -> int:
         "SELECT m.id, m.content, m.keywords, w.id FROM memories AS m "
         "JOIN workspaces AS w ON w.name = m.workspace"
     ).fetchall()
-    for memory_id, content, keywords, ws_id in rows:
-        terms = add_terms(conn, memory_id, content, keywords.split("\n") if keywords else [], ws_id)
-        conn.execute("UPDATE memories SET terms = ? WHERE id = ?", (" ".join(terms), memory_id))
+    for start in range(0, len(rows), REBUILD_BATCH):
+        batch = rows[start : start + REBUILD_BATCH]
+        found = add_terms_many(
+            conn, [(i, content, kw.split("\n") if kw else [], ws) for i, content, kw, ws in batch]
+        )
+        conn.executemany(
+            "UPDATE memories SET terms = ? WHERE id = ?",
+            [(" ".join(terms), row[0]) for terms, row in zip(found, batch, strict=True)],
+        )
         if entities:
-            link_entities(conn, memory_id, content)
+            link_entities_many(conn, [(row[0], row[1]) for row in batch])
     conn.execute(
         "INSERT OR REPLACE INTO meta(key, value) VALUES ('tokenizer_version', ?)",
         (str(tokens.TOKENIZER_VERSION),),

@@ -36,6 +36,7 @@ from localmem.memory.transfer.export import Incoming, Source
 
 Progress = Callable[[int, int], None]
 PROGRESS_EVERY = 1000
+BATCH = 1000  # new memories written together (`_insert`)
 # Above this many new rows the near-duplicate search (one index query per row) is
 # what a restore spends its time on; bulk loads skip it and say so (decision 64).
 QUEUE_LIMIT = 50_000
@@ -87,35 +88,50 @@ def _find(store: Store, memory: Incoming) -> tuple[Any, ...] | None:
     return None
 
 
-def _insert(store: Store, memory: Incoming, ws_id: int) -> int:
+def _insert(store: Store, waiting: list[tuple[Incoming, int]]) -> list[int]:
+    """Write the new memories of `waiting` (each with its workspace id) together, with
+    their index terms and entities; returns their ids, in order. Together, because on
+    the team store every statement of a restore costs a share of a round trip."""
     conn = store.connection
-    cursor = conn.execute(
+    first = rows.free_id(conn)
+    ids = list(range(first, first + len(waiting)))
+    conn.executemany(
         "INSERT INTO memories(id, content, dup_hash, workspace, kind, keywords, terms, source, "
         "session_id, seen_count, recalled_count, last_recalled_at, created_at, updated_at, "
         "checked_with, author) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            rows.free_id(conn),
-            memory.content,
-            tokens.duplicate_hash(memory.content),
-            memory.workspace,
-            memory.kind,
-            "\n".join(memory.keywords),
-            " ".join(tokens.meaningful(memory.content)),  # what `write._similar` compares
-            memory.source,
-            memory.session_id,
-            memory.seen_count,
-            memory.recalled_count,
-            memory.last_recalled_at,
-            memory.created_at,
-            memory.updated_at,
-            credentials.rules_version(),  # `_masked` masked every field
-            memory.author,
-        ),
+        [
+            (
+                new_id,
+                memory.content,
+                tokens.duplicate_hash(memory.content),
+                memory.workspace,
+                memory.kind,
+                "\n".join(memory.keywords),
+                " ".join(tokens.meaningful(memory.content)),  # what `write._similar` compares
+                memory.source,
+                memory.session_id,
+                memory.seen_count,
+                memory.recalled_count,
+                memory.last_recalled_at,
+                memory.created_at,
+                memory.updated_at,
+                credentials.rules_version(),  # `_masked` masked every field
+                memory.author,
+            )
+            for new_id, (memory, _ws_id) in zip(ids, waiting, strict=True)
+        ],
     )
-    new_id = int(cursor.lastrowid or 0)
-    index.add_terms(conn, new_id, memory.content, memory.keywords, ws_id)
-    index.link_entities(conn, new_id, memory.content)
-    return new_id
+    index.add_terms_many(
+        conn,
+        [
+            (new_id, memory.content, memory.keywords, ws_id)
+            for new_id, (memory, ws_id) in zip(ids, waiting, strict=True)
+        ],
+    )
+    index.link_entities_many(
+        conn, [(new_id, memory.content) for new_id, (memory, _) in zip(ids, waiting, strict=True)]
+    )
+    return ids
 
 
 def _merge(store: Store, memory: Incoming, found: tuple[Any, ...], ws_id: int) -> bool:
@@ -181,6 +197,19 @@ def restore(store: Store, source: Source, progress: Progress | None = None) -> R
     when = utc_text(store.now())
     with store.transaction():
         ws_ids: dict[str, int] = {}
+        # What the store holds, by workspace and duplicate hash: only a memory whose
+        # hash is there can be one already stored, so only that one is looked up.
+        held = {
+            (str(w), int(h)) for w, h in conn.execute("SELECT workspace, dup_hash FROM memories")
+        }
+        waiting: list[tuple[Incoming, int]] = []  # new memories not written yet
+
+        def write_waiting() -> None:
+            for new_id, (memory, ws_id) in zip(_insert(store, waiting), waiting, strict=True):
+                ids[memory.key] = new_id
+                new_rows.append((new_id, ws_id, memory.content))
+            waiting.clear()
+
         for done, memory in enumerate(source.memories, 1):
             memory, kinds = _masked(memory)
             redacted.extend(kinds)
@@ -189,11 +218,18 @@ def restore(store: Store, source: Source, progress: Progress | None = None) -> R
                 ws_id = ws_ids[memory.workspace] = workspaces.workspace_id(
                     conn, memory.workspace, when
                 )
-            found = _find(store, memory)
+            slot = (memory.workspace, tokens.duplicate_hash(memory.content))
+            found = None
+            if slot in held:
+                if waiting:
+                    write_waiting()  # it may be one of them
+                found = _find(store, memory)
             if found is None:
-                ids[memory.key] = _insert(store, memory, ws_id)
-                new_rows.append((ids[memory.key], ws_id, memory.content))
+                held.add(slot)
+                waiting.append((memory, ws_id))
                 added += 1
+                if len(waiting) == BATCH:
+                    write_waiting()
             else:
                 ids[memory.key] = int(found[0])
                 if _merge(store, memory, found, ws_id):
@@ -202,6 +238,8 @@ def restore(store: Store, source: Source, progress: Progress | None = None) -> R
                     unchanged += 1
             if progress is not None and (done % PROGRESS_EVERY == 0 or done == total):
                 progress(done, total)
+        if waiting:
+            write_waiting()
         for memory in source.memories:
             if memory.superseded_by is None:
                 continue
