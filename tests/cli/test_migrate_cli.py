@@ -73,6 +73,7 @@ def test_migrate_copies_everything_and_leaves_the_source_alone(
 
     again = run(["migrate", "--to", str(target)], here, mine)
     assert again.returncode == 0, again.stderr
+    assert "copied 3 memories from" in again.stdout
     assert "0 added, 0 merged, 3 already there" in again.stdout
     assert f"export LOCALMEM_DB={target}" in again.stdout
     assert run(["export"], here, theirs).stdout == exported

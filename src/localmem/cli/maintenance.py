@@ -363,7 +363,8 @@ def run_migrate(target: str, as_json: bool) -> None:
         _echo_json(payload)
         return
     click.echo(
-        f"copied {report.total} memories from {source} to {target}: {report.added} added, "
+        f"copied {report.total} {'memory' if report.total == 1 else 'memories'} from {source} "
+        f"to {target}: {report.added} added, "
         f"{report.merged} merged, {report.unchanged} already there; {source} is unchanged"
     )
     click.echo(f"to use the copy: export LOCALMEM_DB={shlex.quote(target)}")
