@@ -328,6 +328,26 @@ def _columns(url: str, table: str) -> list[tuple[str, str]]:
 QUESTION = "how does the shop release go out"
 
 
+def test_an_upgrade_longer_than_a_writes_time_limit_runs_to_the_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A step rewriting a large store's postings takes longer than a write may: the
+    upgrade is not stopped by the write's statement limit."""
+    from localmem.memory.backend import postgres
+
+    url = pg_support.fresh_url(schema=False)
+    localmem.open(url).close()
+    slow = (postgres_schema.LATEST + 1, "a slow step", "SELECT pg_sleep(0.5);")
+    monkeypatch.setattr(postgres_schema, "STEPS", [*postgres_schema.STEPS, slow])
+    monkeypatch.setattr(postgres_schema, "LATEST", slow[0])
+    monkeypatch.setattr(postgres, "BUSY_TIMEOUT_MS", 200)
+    with localmem.open(url, create=False) as store:
+        version = store.connection.execute("PRAGMA user_version").fetchone()[0]
+        assert version == slow[0]
+        store.add("written after the slow step", workspace="shop")
+    pg_support.drop(url)
+
+
 def test_a_store_on_schema_10_is_brought_forward_by_the_first_writer(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
