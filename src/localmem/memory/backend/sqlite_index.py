@@ -32,6 +32,17 @@ def insert(conn: sqlite3.Connection, entries: list[tuple[int, list[str], list[st
     )
 
 
+def link_entities(conn: sqlite3.Connection, links: list[tuple[int, str]]) -> None:
+    """Each (memory id, entity name) of `links` linked, a name new to the store made an
+    entity first."""
+    conn.executemany("INSERT OR IGNORE INTO entities(name) VALUES (?)", [(n,) for _, n in links])
+    conn.executemany(
+        "INSERT OR IGNORE INTO memory_entities(memory_id, entity_id) "
+        "SELECT ?, id FROM entities WHERE name = ?",
+        links,
+    )
+
+
 def delete(
     conn: sqlite3.Connection, memory_id: int, body: list[str], kw: list[str], ws_id: int
 ) -> None:

@@ -125,14 +125,8 @@ def link_entities(conn: sqlite3.Connection, memory_id: int, content: str) -> Non
 def link_entities_many(conn: sqlite3.Connection, memories: list[tuple[int, str]]) -> None:
     """Link each (memory id, content) of `memories` to the entities its content names."""
     links = [(memory_id, name) for memory_id, content in memories for name in entity_names(content)]
-    conn.executemany(
-        "INSERT OR IGNORE INTO entities(name) VALUES (?)", [(name,) for _, name in links]
-    )
-    conn.executemany(
-        "INSERT OR IGNORE INTO memory_entities(memory_id, entity_id) "
-        "SELECT ?, id FROM entities WHERE name = ?",
-        links,
-    )
+    if links:
+        backend.index_of(conn).link_entities(conn, links)
 
 
 def unlink_entities(conn: sqlite3.Connection, memory_id: int, *, dry_run: bool = False) -> int:
