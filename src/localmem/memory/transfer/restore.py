@@ -95,6 +95,7 @@ def _insert(store: Store, waiting: list[tuple[Incoming, int]]) -> list[int]:
     conn = store.connection
     first = rows.free_id(conn)
     ids = list(range(first, first + len(waiting)))
+    batch = [(new_id, memory, ws_id) for new_id, (memory, ws_id) in zip(ids, waiting, strict=True)]
     conn.executemany(
         "INSERT INTO memories(id, content, dup_hash, workspace, kind, keywords, terms, source, "
         "session_id, seen_count, recalled_count, last_recalled_at, created_at, updated_at, "
@@ -118,19 +119,14 @@ def _insert(store: Store, waiting: list[tuple[Incoming, int]]) -> list[int]:
                 credentials.rules_version(),  # `_masked` masked every field
                 memory.author,
             )
-            for new_id, (memory, _ws_id) in zip(ids, waiting, strict=True)
+            for new_id, memory, _ws_id in batch
         ],
     )
     index.add_terms_many(
         conn,
-        [
-            (new_id, memory.content, memory.keywords, ws_id)
-            for new_id, (memory, ws_id) in zip(ids, waiting, strict=True)
-        ],
+        [(new_id, memory.content, memory.keywords, ws_id) for new_id, memory, ws_id in batch],
     )
-    index.link_entities_many(
-        conn, [(new_id, memory.content) for new_id, (memory, _) in zip(ids, waiting, strict=True)]
-    )
+    index.link_entities_many(conn, [(new_id, memory.content) for new_id, memory, _ws_id in batch])
     return ids
 
 
