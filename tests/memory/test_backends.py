@@ -399,3 +399,19 @@ def test_a_store_on_schema_10_is_brought_forward_by_the_first_writer(
         steps = [v for (v,) in admin.execute("SELECT version FROM localmem.schema_migrations")]
     assert sorted(steps) == [10, 11]
     pg_support.drop(url)
+
+
+def test_arrays_sent_as_literals_reach_the_server_as_given() -> None:
+    """Terms and names travel as array literals (`postgres_index.array`): quotes,
+    backslashes, commas, braces, the word NULL and the empty text come back intact."""
+    from localmem.memory.backend.postgres_index import array
+
+    url = pg_support.fresh_url()
+    texts = ['q"uo\\te', "NULL", "", "x,y", "{}", "đường", "a b"]
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT %s::text[]", (array(texts),)).fetchone() == (texts,)
+        assert conn.execute("SELECT %s::text[]", (array(["plain"]),)).fetchone() == (["plain"],)
+        assert conn.execute("SELECT %s::bigint[]", (array([3, -1, 2**40]),)).fetchone() == (
+            [3, -1, 2**40],
+        )
+        assert conn.execute("SELECT %s::text[]", (array([]),)).fetchone() == ([],)

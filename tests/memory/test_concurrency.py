@@ -71,6 +71,45 @@ def test_concurrent_writers_and_readers_lose_nothing(location: str) -> None:
             assert found == ADDS
 
 
+def _namer(n: int, path: str, start: Barrier, errors: mp.Queue[str]) -> None:
+    import random
+
+    rng = random.Random(n)
+    try:
+        with localmem.open(path) as store:
+            for i in range(ENTITY_ROUNDS):
+                names = [f"`service_{i}_{k}`" for k in range(6)]
+                rng.shuffle(names)  # each writer names them in its own order
+                start.wait(60)  # all write the same new names at the same moment
+                store.add(f"writer {n} round {i}: " + ", ".join(names), workspace=f"w{n}")
+    except Exception as error:
+        errors.put(f"{type(error).__name__}: {error}")
+
+
+ENTITY_ROUNDS = 40
+
+
+def test_writers_of_other_workspaces_naming_the_same_new_entities(location: str) -> None:
+    """Adds to different workspaces run side by side on the team store and make the
+    same new entities at once: they wait for each other in one order, never deadlock."""
+    path = location
+    with localmem.open(path) as store:
+        store.add("seed", workspace="global")
+    ctx = mp.get_context("spawn")
+    start = ctx.Barrier(WRITERS)
+    errors: mp.Queue[str] = ctx.Queue()
+    procs = [ctx.Process(target=_namer, args=(n, path, start, errors)) for n in range(WRITERS)]
+    assert _run(procs, errors) == []
+    with localmem.open(path) as store:
+        assert store.stats().total == WRITERS * ENTITY_ROUNDS + 1
+        ids = [row[0] for row in store.connection.execute("SELECT id FROM memories ORDER BY id")]
+        assert ids == list(range(1, len(ids) + 1))  # each id claimed once, none skipped
+        named = store.connection.execute(
+            "SELECT COUNT(*) FROM entities WHERE name LIKE 'service%'"
+        ).fetchone()[0]
+        assert named == ENTITY_ROUNDS * 6
+
+
 RACES = 25
 
 

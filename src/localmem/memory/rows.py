@@ -88,7 +88,11 @@ def free_id(conn: sqlite3.Connection) -> int:
     """The id a new memory takes: the largest id plus one (SQLite's own choice, made
     explicit so the team store gives the same), but never the id of a merged memory
     whose merge can still be undone (`maintenance.merge_undo`), which its undo brings
-    back. Writers hold the write lock, so no other writer takes it meanwhile."""
+    back. A writer holding the whole store's lock is alone; one of the team store's
+    writers beside others claims its id (`postgres.Connection.claim_id`)."""
+    claimed = conn.claim_id() if hasattr(conn, "claim_id") else None
+    if claimed is not None:
+        return int(claimed)
     pending, last = conn.execute(
         "SELECT (SELECT max(drop_id) FROM merge_undo WHERE undone_at IS NULL), "
         "(SELECT max(id) FROM memories)"

@@ -181,14 +181,22 @@ class write_transaction:  # noqa: N801 (used like a function: `with write_transa
     the same write code runs one-per-transaction or many-per-transaction.
     A plain class, not contextlib: this module is on the prompt-hook path."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, workspace: str | None = None) -> None:
         self.conn = conn
         self.nested = False
+        # A write that reads and changes only this workspace's memories (an add): on
+        # the team store it runs beside other workspaces' writers (decision 227).
+        self.workspace = workspace
 
     def __enter__(self) -> sqlite3.Connection:
         self.nested = self.conn.in_transaction
         try:
-            self.conn.execute("SAVEPOINT localmem_write" if self.nested else "BEGIN IMMEDIATE")
+            if self.nested:
+                self.conn.execute("SAVEPOINT localmem_write")
+            elif self.workspace is not None and getattr(self.conn, "team_store", False):
+                self.conn.begin_write(self.workspace)  # type: ignore[attr-defined]
+            else:
+                self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as error:
             raise _fault(self.conn, error) from error
         return self.conn

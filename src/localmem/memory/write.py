@@ -305,7 +305,10 @@ def add(
     dup_key = tokens.duplicate_key(text)
     terms = tokens.meaningful(text)
 
-    with write_transaction(conn):
+    # An add reads and changes its own workspace's memories only, unless a global
+    # memory corrects others' (then it holds the whole store).
+    scope = None if ws == GLOBAL and old_ids else ws
+    with write_transaction(conn, workspace=scope):
         olds = _check_supersedes(conn, ws, old_ids)
         ws_id = workspaces.workspace_id(conn, ws, when)
         duplicate: Memory | None = None

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
@@ -36,6 +37,12 @@ from localmem.memory.backend import postgres_schema
 from localmem.memory.backend.postgres_sql import translate
 
 WRITER_LOCK = 0x6C6D656D  # "lmem": with the schema's hash, the one advisory lock writers take
+WORKSPACE_LOCK = 0x6C6D7773  # "lmws": with the hash of schema and workspace, an add's own
+# The highest id a new memory must be above (`rows.free_id`, read again by `claim_id`).
+_TOP_ID = (
+    "SELECT greatest(coalesce((SELECT max(id) FROM memories), 0), "
+    "coalesce((SELECT max(drop_id) FROM merge_undo WHERE undone_at IS NULL), 0))"
+)
 RECALL_TIMEOUT_MS = 2000
 BUSY_TIMEOUT_MS = 15_000  # as on SQLite: a writer waits this long for the others
 _CHANGE = re.compile(r"^(INSERT|UPDATE|DELETE)\b", re.IGNORECASE)  # may wait in a write
@@ -76,6 +83,7 @@ class Connection:
         self.recall_timeout_ms = RECALL_TIMEOUT_MS
         self.busy_timeout_ms = BUSY_TIMEOUT_MS
         self._writing = False
+        self._shared = False  # this write shares the store with other workspaces' writers
         self._raw: Any = None
         # Document frequencies this transaction changed, and their state at each open
         # savepoint (`postgres_index.count_terms` says why).
@@ -184,27 +192,8 @@ class Connection:
         if statement.upper().startswith("PRAGMA"):
             self._send()
             return self._pragma(statement)
-        if statement == "BEGIN IMMEDIATE" and self.readonly:
-            # As SQLite answers a write lock on a read-only file: callers that can go
-            # without writing (recall counts) catch this and go on.
-            raise sqlite3.OperationalError("attempt to write a readonly database")
         if statement == "BEGIN IMMEDIATE":
-            # One round trip: the schema name is ours (`localmem`, or eval's scratch name).
-            try:
-                self._run(
-                    f"BEGIN; SET LOCAL lock_timeout = {self.busy_timeout_ms}; "
-                    f"SET LOCAL statement_timeout = {BUSY_TIMEOUT_MS}; "
-                    f"SELECT pg_advisory_xact_lock({WRITER_LOCK}, hashtext('{self.schema}'))",
-                    (),
-                )
-            except (sqlite3.OperationalError, StoreUnavailable) as error:
-                if self.in_transaction:
-                    self._raw.execute("ROLLBACK")
-                if isinstance(error, StoreUnavailable) and self._raw.broken:
-                    raise
-                # Another writer held the lock for the whole wait, as SQLite says it.
-                raise sqlite3.OperationalError("database is locked") from error
-            self._writing = True
+            self.begin_write()
             return Cursor(None)
         if statement == "BEGIN":
             return Cursor(self._run("BEGIN ISOLATION LEVEL REPEATABLE READ", ()))
@@ -218,6 +207,75 @@ class Connection:
             return Cursor(None)
         self._send()
         return Cursor(self._run(translated, params), returns_id)
+
+    def begin_write(self, workspace: str | None = None) -> None:
+        """`BEGIN IMMEDIATE`: the store's write lock, for the whole store, or (an add
+        to `workspace`) shared with the writers of other workspaces and exclusive
+        within its own. What an add reads and changes is its workspace's, and the
+        rows writers share take atomic increments, so adds to different workspaces
+        run side by side; a write of the whole store (restore, gc, redact, tracking)
+        still waits for all of them, and they for it (decision 227)."""
+        self._ready("BEGIN")
+        if self.readonly:
+            # As SQLite answers a write lock on a read-only file: callers that can go
+            # without writing (recall counts) catch this and go on.
+            raise sqlite3.OperationalError("attempt to write a readonly database")
+        # One round trip: the schema name is ours (`localmem`, or eval's scratch name).
+        store = f"{WRITER_LOCK}, hashtext('{self.schema}')"
+        if workspace is None:
+            lock = f"SELECT pg_advisory_xact_lock({store})"
+        else:
+            # A number, not the name: several statements in one string take no parameters.
+            own = zlib.crc32(f"{self.schema}/{workspace}".encode()) - 2**31
+            lock = (
+                f"SELECT pg_advisory_xact_lock_shared({store}), "
+                f"pg_advisory_xact_lock({WORKSPACE_LOCK}, {own})"
+            )
+        try:
+            self._run(
+                f"BEGIN; SET LOCAL lock_timeout = {self.busy_timeout_ms}; "
+                f"SET LOCAL statement_timeout = {BUSY_TIMEOUT_MS}; {lock}",
+                (),
+            )
+        except (sqlite3.OperationalError, StoreUnavailable) as error:
+            if self.in_transaction:
+                self._raw.execute("ROLLBACK")
+            if isinstance(error, StoreUnavailable) and self._raw.broken:
+                raise
+            # Another writer held the lock for the whole wait, as SQLite says it.
+            raise sqlite3.OperationalError("database is locked") from error
+        self._writing = True
+        self._shared = workspace is not None
+
+    def claim_id(self) -> int | None:
+        """The id for a new memory while other workspaces' writers run beside this one
+        (None when this writer holds the whole store: `rows.free_id` reads it then).
+        The largest id they will commit is not visible yet, so each writer claims its
+        id by a lock held to its commit: the lowest id above every committed one that
+        no other writer holds. The highest id is read again once the lock is held, in
+        the same round trip: a writer may have committed that id between the first
+        read and the lock."""
+        if not (self._writing and self._shared):
+            return None
+        self._send()
+        floor = 0
+        while True:
+            try:
+                with self._raw.pipeline():
+                    claim = self._raw.execute(
+                        f"WITH t AS ({_TOP_ID} AS top) SELECT c FROM t, "
+                        "generate_series(greatest(t.top + 1, %s::bigint), "
+                        "greatest(t.top + 1, %s::bigint) + 1000) AS c "
+                        "WHERE pg_try_advisory_xact_lock(c) LIMIT 1",
+                        (floor, floor),
+                    )
+                    again = self._raw.execute(_TOP_ID)
+                (claimed,), (top,) = claim.fetchone(), again.fetchone()
+            except Exception as error:
+                raise self._fault(error) from error
+            if int(top) < int(claimed):
+                return int(claimed)
+            floor = int(claimed) + 1
 
     # Inside a write, a change is sent with the next statement whose answer is needed
     # (psycopg's pipeline): an add makes about twenty statements, half of them changes,

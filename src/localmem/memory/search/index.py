@@ -125,6 +125,9 @@ def link_entities(conn: sqlite3.Connection, memory_id: int, content: str) -> Non
 def link_entities_many(conn: sqlite3.Connection, memories: list[tuple[int, str]]) -> None:
     """Link each (memory id, content) of `memories` to the entities its content names."""
     links = [(memory_id, name) for memory_id, content in memories for name in entity_names(content)]
+    # By name: writers side by side on the team store that make the same new entities
+    # then wait for each other in one order, never in a cycle.
+    links.sort(key=lambda link: link[1])
     if links:
         backend.index_of(conn).link_entities(conn, links)
 
