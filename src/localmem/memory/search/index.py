@@ -112,6 +112,8 @@ def entity_names(content: str) -> list[str]:
     for match in backtick.finditer(content):
         found.setdefault(match.group(1).strip().lower(), None)
     for match in identifier.finditer(content):
+        if len(found) - ("" in found) >= MAX_ENTITIES:
+            break  # the first MAX_ENTITIES are kept: a pasted log need not be read to its end
         name = match.group(1).strip(".-/").lower()
         if len(name) >= 3 and any(ch.isalpha() for ch in name) and len(name) <= 64:
             found.setdefault(name, None)
