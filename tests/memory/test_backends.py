@@ -382,6 +382,12 @@ def test_a_store_on_schema_10_is_brought_forward_by_the_first_writer(
 
     with pytest.raises(StoreUnavailable, match="is on schema 10 and this localmem knows 11"):
         open_readonly(StoreURL(url))
+    from localmem.memory.maintenance import doctor
+
+    checks = {c.name: (c.status, c.message) for c in doctor.examine(url).checks}
+    assert checks["server"][0] == "ok"  # the server answers: it is the schema that waits
+    assert checks["schema"][0] == "problem"
+    assert "schema 10" in checks["schema"][1] and "localmem stats" in checks["schema"][1]
     with localmem.open(url, create=False) as store:  # a writer upgrades it
         assert store.connection.execute("PRAGMA user_version").fetchone()[0] == 11
         after = [h.memory.id for h in store.search(QUESTION, workspace="shop").hits]

@@ -515,6 +515,11 @@ except ImportError:  # pragma: no cover (the extra is installed wherever a URL i
 # --- opening the store -------------------------------------------------------------------
 
 
+class OtherSchema(StoreUnavailable):
+    """The store is on a schema step this localmem does not open as it is: a newer one,
+    or an older one that only a writer brings forward (`doctor` names it so)."""
+
+
 def open_store(
     url: str,
     *,
@@ -547,14 +552,14 @@ def open_store(
                 f"write rights on the schema {conn.schema}."
             )
         elif version > postgres_schema.LATEST:
-            raise StoreUnavailable(
+            raise OtherSchema(
                 f"The team store at {conn.where} was written by a newer localmem (schema "
                 f"{version}, this one knows {postgres_schema.LATEST}); upgrade localmem to "
                 "open it."
             )
         elif version < postgres_schema.LATEST:
             if readonly:
-                raise StoreUnavailable(
+                raise OtherSchema(
                     f"The team store at {conn.where} is on schema {version} and this localmem "
                     f"knows {postgres_schema.LATEST}; " + older
                 )

@@ -82,6 +82,7 @@ def _team_store_checks(report: Report, url: str) -> None:
     """The team store's checks: the server answers, the schema, the index, the vectors.
     The file checks (integrity, modes, locks) are the server's own business."""
     from localmem.errors import StoreUnavailable
+    from localmem.memory.backend.postgres import OtherSchema
     from localmem.memory.readonly import open_readonly
 
     try:
@@ -89,6 +90,10 @@ def _team_store_checks(report: Report, url: str) -> None:
             report.add("server", "ok", f"No memory store yet at {url} (the first add makes it).")
             return
         conn = open_readonly(paths.StoreURL(url))
+    except OtherSchema as error:
+        report.add("server", "ok", f"The team store at {url} answers.")
+        report.add("schema", "problem", str(error))
+        return
     except StoreUnavailable as error:
         report.add("server", "problem", str(error))
         return
