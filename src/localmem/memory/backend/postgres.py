@@ -10,7 +10,9 @@ reads. Its errors are raised as the same DB-API classes (`sqlite3.IntegrityError
 Transactions keep SQLite's meaning, so every rule of the store holds unchanged:
 - `BEGIN IMMEDIATE` takes one advisory lock per database: writers take turns, as
   they do on a SQLite file, so duplicate merge, supersede chains and the core cap
-  stay exact under races from any number of machines (decision 215).
+  stay exact under races from any number of machines (decision 215). An add holds
+  that lock shared and its workspace's alone, so adds to different workspaces run
+  side by side (`begin_write`, decision 227).
 - `BEGIN` alone is a read snapshot (REPEATABLE READ), as a SQLite read is.
 - Every statement has a time limit: 2 s outside a write (a recall that cannot be
   answered in time says so in one sentence), the busy timeout inside one.
@@ -38,11 +40,12 @@ from localmem.memory.backend.postgres_sql import translate
 
 WRITER_LOCK = 0x6C6D656D  # "lmem": with the schema's hash, the one advisory lock writers take
 WORKSPACE_LOCK = 0x6C6D7773  # "lmws": with the hash of schema and workspace, an add's own
-# The highest id a new memory must be above (`rows.free_id`, read again by `claim_id`).
+# The highest id a new memory must be above (`rows.free_id`; `claim_id` starts above it).
 _TOP_ID = (
     "SELECT greatest(coalesce((SELECT max(id) FROM memories), 0), "
     "coalesce((SELECT max(drop_id) FROM merge_undo WHERE undone_at IS NULL), 0))"
 )
+CLAIM_SPAN = 1000  # ids a writer tries at once for its claim: more than writers run at once
 RECALL_TIMEOUT_MS = 2000
 BUSY_TIMEOUT_MS = 15_000  # as on SQLite: a writer waits this long for the others
 _CHANGE = re.compile(r"^(INSERT|UPDATE|DELETE)\b", re.IGNORECASE)  # may wait in a write
@@ -252,9 +255,11 @@ class Connection:
         (None when this writer holds the whole store: `rows.free_id` reads it then).
         The largest id they will commit is not visible yet, so each writer claims its
         id by a lock held to its commit: the lowest id above every committed one that
-        no other writer holds. The highest id is read again once the lock is held, in
-        the same round trip: a writer may have committed that id between the first
-        read and the lock."""
+        no other writer holds. Once the lock is held, a second statement (a snapshot
+        taken after it, sent in the same round trip) asks whether a writer committed
+        that very id between the first statement's read and the lock; then the next
+        is claimed. Only that id is asked about: another writer's higher id committed
+        meanwhile leaves this one free, and skipping it would leave a gap."""
         if not (self._writing and self._shared):
             return None
         self._send()
@@ -263,19 +268,27 @@ class Connection:
             try:
                 with self._raw.pipeline():
                     claim = self._raw.execute(
-                        f"WITH t AS ({_TOP_ID} AS top) SELECT c FROM t, "
+                        f"WITH t AS ({_TOP_ID} AS top) SELECT c, "
+                        "set_config('localmem.claimed', c::text, true) FROM t, "
                         "generate_series(greatest(t.top + 1, %s::bigint), "
-                        "greatest(t.top + 1, %s::bigint) + 1000) AS c "
-                        "WHERE pg_try_advisory_xact_lock(c) LIMIT 1",
+                        f"greatest(t.top + 1, %s::bigint) + {CLAIM_SPAN - 1}) AS c "
+                        "WHERE pg_try_advisory_xact_lock(c) LIMIT 1",  # the id is the key
                         (floor, floor),
                     )
-                    again = self._raw.execute(_TOP_ID)
-                (claimed,), (top,) = claim.fetchone(), again.fetchone()
+                    taken = self._raw.execute(
+                        "SELECT EXISTS (SELECT 1 FROM memories WHERE id = "
+                        "nullif(current_setting('localmem.claimed', true), '')::bigint), "
+                        f"({_TOP_ID})"
+                    )
+                found, (committed, top) = claim.fetchone(), taken.fetchone()
             except Exception as error:
                 raise self._fault(error) from error
-            if int(top) < int(claimed):
-                return int(claimed)
-            floor = int(claimed) + 1
+            if found is None:  # every id in the span is another writer's: the next span
+                floor = max(floor, int(top) + 1) + CLAIM_SPAN
+            elif not committed:
+                return int(found[0])
+            else:
+                floor = int(found[0]) + 1
 
     # Inside a write, a change is sent with the next statement whose answer is needed
     # (psycopg's pipeline): an add makes about twenty statements, half of them changes,

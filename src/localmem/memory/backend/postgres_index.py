@@ -17,8 +17,9 @@ A B-tree, not a GIN index on an array of terms: ranking needs each posting's cou
 which a GIN index cannot return, and reading them from each matching row's arrays
 cost 8x more per search here (decision 215).
 
-Writers hold the store's write lock (`postgres.Connection`), so the totals row never
-sees two writers at once.
+Adds to different workspaces run side by side (decision 227): what they share, the
+totals row and the frequencies, changes by increments, written in one order as each
+commits (`flush_counts`), so no two writers wait for each other in a cycle.
 """
 
 from __future__ import annotations
