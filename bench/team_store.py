@@ -11,7 +11,9 @@ extra, a Unix socket, its data in bench/out/pg):
 - recall: `--queries` distinct corpus queries, each asked once through the API on an
   open store, after 20 untimed ones; p50/p95/p99, lexical (the semantic view off);
 - adds from one client: `--adds` new corpus memories, each its own transaction
-  (`--adds 0`: no adds, for a large store's recall);
+  (`--adds 0`: no adds, for a large store's recall), and the processor time each
+  cost the client and the server's process (from /proc): with every client on this
+  machine, two cores divided by their sum bounds the adds of many clients;
 - adds from `--clients` processes at once, each adding `--adds` / 2 new memories:
   total adds per second from the first start to the last finish.
 Every figure is printed beside the SQLite one of the same run (the ratio is what
@@ -71,16 +73,34 @@ def _new_items(count: int, seed: int) -> list[corpus.Item]:
     ]
 
 
-def adds(location: str, count: int, seed: int) -> float:
-    """Seconds for `count` adds from one client, each its own transaction."""
+def adds(location: str, count: int, seed: int) -> tuple[float, float, float]:
+    """Seconds for `count` adds from one client, each its own transaction, and the
+    processor seconds they cost this process and (on the team store, whose server runs
+    here) the server process that served them."""
     items = _new_items(count, seed)
     with localmem.open(location) as store:
-        started = time.perf_counter()
+        backend = None
+        if location.startswith("postgresql:"):
+            backend = store.connection.execute("SELECT pg_backend_pid()").fetchone()[0]
+        started, cpu, served = time.perf_counter(), time.process_time(), _cpu_of(backend)
         for item in items:
             store.add(
                 item.content, workspace=item.workspace, kind=item.kind, keywords=item.keywords
             )
-        return time.perf_counter() - started
+        return (
+            time.perf_counter() - started,
+            time.process_time() - cpu,
+            _cpu_of(backend) - served,
+        )
+
+
+def _cpu_of(pid: int | None) -> float:
+    """Processor seconds process `pid` has used (0 without one), from /proc."""
+    if pid is None:
+        return 0.0
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _client(location: str, count: int, seed: int, start: float) -> None:
@@ -141,11 +161,16 @@ def main() -> None:
 
     if args.adds == 0:
         return  # recall alone (a large store, where the adds would say nothing new)
-    one_file = adds(str(copy), args.adds, seed=101)
-    one_server = adds(url, args.adds, seed=101)
+    one_file, file_cpu, _ = adds(str(copy), args.adds, seed=101)
+    one_server, client_cpu, server_cpu = adds(url, args.adds, seed=101)
     print(
         f"adds, one client: PostgreSQL {args.adds / one_server:.0f}/s, "
         f"SQLite {args.adds / one_file:.0f}/s"
+    )
+    per_add = 1000 / args.adds
+    print(
+        f"  processor time per add: PostgreSQL {client_cpu * per_add:.2f} ms in the client "
+        f"+ {server_cpu * per_add:.2f} ms in the server, SQLite {file_cpu * per_add:.2f} ms"
     )
     each = max(1, args.adds // 2)
     many_file = concurrent_adds(str(copy), args.clients, each, seed=201)
