@@ -71,6 +71,9 @@ def test_concurrent_writers_and_readers_lose_nothing(location: str) -> None:
             assert found == ADDS
 
 
+ENTITY_ROUNDS = 40
+
+
 def _namer(n: int, path: str, start: Barrier, errors: mp.Queue[str]) -> None:
     import random
 
@@ -84,9 +87,6 @@ def _namer(n: int, path: str, start: Barrier, errors: mp.Queue[str]) -> None:
                 store.add(f"writer {n} round {i}: " + ", ".join(names), workspace=f"w{n}")
     except Exception as error:
         errors.put(f"{type(error).__name__}: {error}")
-
-
-ENTITY_ROUNDS = 40
 
 
 def test_writers_of_other_workspaces_naming_the_same_new_entities(location: str) -> None:

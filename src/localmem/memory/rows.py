@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from typing import Any, cast
 
 from localmem.errors import NotFound
+from localmem.memory import backend
 from localmem.memory.model import Kind, Memory
 from localmem.memory.search.lookup import COLUMNS
 
@@ -90,7 +91,7 @@ def free_id(conn: sqlite3.Connection) -> int:
     whose merge can still be undone (`maintenance.merge_undo`), which its undo brings
     back. A writer holding the whole store's lock is alone; one of the team store's
     writers beside others claims its id (`postgres.Connection.claim_id`)."""
-    claimed = conn.claim_id() if hasattr(conn, "claim_id") else None
+    claimed = conn.claim_id() if backend.is_team_store(conn) else None  # type: ignore[attr-defined]
     if claimed is not None:
         return int(claimed)
     pending, last = conn.execute(

@@ -16,6 +16,7 @@ import os
 import sqlite3
 
 from localmem.errors import StoreUnavailable
+from localmem.memory import backend
 from localmem.memory.migrations import LATEST as LATEST
 from localmem.memory.migrations import MIGRATIONS as MIGRATIONS
 from localmem.memory.search import tokens
@@ -193,7 +194,7 @@ class write_transaction:  # noqa: N801 (used like a function: `with write_transa
         try:
             if self.nested:
                 self.conn.execute("SAVEPOINT localmem_write")
-            elif self.workspace is not None and getattr(self.conn, "team_store", False):
+            elif self.workspace is not None and backend.is_team_store(self.conn):
                 self.conn.begin_write(self.workspace)  # type: ignore[attr-defined]
             else:
                 self.conn.execute("BEGIN IMMEDIATE")
