@@ -180,6 +180,27 @@ def test_a_full_disk_writes_nothing_half_way(small_disk: Path | None, tmp_path: 
     )
 
 
+def test_a_disk_too_full_for_a_new_store_leaves_nothing_behind(
+    small_disk: Path | None, tmp_path: Path
+) -> None:
+    """The first add on a disk with too little room for a new store says so, names the
+    store, and leaves no file that would read as damaged; with room again, it works."""
+    if small_disk is None:
+        return  # it ran in a user namespace, and passed
+    env = {**os.environ, "LOCALMEM_DB": str(small_disk / "memory.db"), "LOCALMEM_SEMANTIC": "off"}
+    for leave in (200 * 1024, 300 * 1024):  # full while migrating, full while checkpointing
+        filler = fill(small_disk, leave)
+        added = run(["add", "Deploys go through scripts/release.sh", "-w", "shop"], tmp_path, env)
+        assert_refused(added, "full", str(small_disk / "memory.db"))
+        assert ".new-" not in added.stderr
+        assert sorted(p.name for p in small_disk.iterdir()) == ["filler"]
+        filler.unlink()
+    added = run(["add", "Deploys go through scripts/release.sh", "-w", "shop"], tmp_path, env)
+    assert added.returncode == 0, added.stderr
+    found = run(["search", "release script", "-w", "shop"], tmp_path, env)
+    assert found.returncode == 0 and "release.sh" in found.stdout, found.stderr
+
+
 def test_a_read_only_file_system_is_searched_not_written(
     small_disk: Path | None, tmp_path: Path
 ) -> None:

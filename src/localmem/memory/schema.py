@@ -77,11 +77,20 @@ def _create_database(path: StrPath) -> None:
         conn = sqlite3.connect(scratch, isolation_level=None)
         try:
             migrate(conn)
+            # Only the file is linked into place, so all of it must be in the file. A
+            # close checkpoints silently and keeps the WAL when it cannot (a full disk):
+            # linked without it, the new store would read as damaged.
+            busy, logged, copied = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            if busy or logged != copied:
+                raise sqlite3.OperationalError("the new database could not be written whole")
         finally:
-            conn.close()  # the last connection: its WAL is checkpointed into the file
+            conn.close()
         paths.link_into_place(scratch, os.fspath(path))
     except FileExistsError:
         pass  # another process created it first
+    except StoreUnavailable as fault:
+        # A fault met while migrating names the file it was in: name the store instead.
+        raise type(fault)(str(fault).replace(scratch, os.fspath(path))) from fault
     finally:
         for leftover in (scratch, scratch + "-wal", scratch + "-shm"):
             if os.path.exists(leftover):
