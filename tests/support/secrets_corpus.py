@@ -3762,6 +3762,303 @@ def _routes(r: _Rng) -> list[str]:
     )
 
 
+# -- issue 20, 2026-12-05: provider shapes a scanner's rule table showed we miss ----------
+# Each is a prefix and a body as its provider documents it, drawn from a generator of its
+# own (seed + 4), written before the rules that catch them. Prefixes are built from parts.
+
+
+def _drawn(
+    prefix: str, alphabet: str, least: int, most: int | None = None
+) -> Callable[[_Rng], str]:
+    def make(r: _Rng) -> str:
+        return prefix + r.text(alphabet, least if most is None else r.randint(least, most))
+
+    return make
+
+
+def _buildkite(r: _Rng) -> str:
+    if r.random() < 0.5:
+        return "bk" + "ua_" + r.text(LOWER + DIGITS, 40)
+    return "bk" + r.choice(("ar_", "ct_")) + r.text(B64URL, 73)
+
+
+def _cloudflare_user(r: _Rng) -> str:
+    return "cf" + r.choice(("ut_", "at_")) + r.text(ALNUM, 40) + r.text(HEX, 8)
+
+
+def _configcat(r: _Rng) -> str:
+    return "configcat" + "-sdk-1/" + r.text(B64URL, 22) + "/" + r.text(B64URL, 22)
+
+
+def _astra(r: _Rng) -> str:
+    return "Astra" + "CS:" + r.text(LETTERS, 24) + ":" + r.text(HEX, 64)
+
+
+def _devcycle(r: _Rng) -> str:
+    return "dvc" + r.choice(("_server_", "_client_", "_mobile_")) + r.text(ALNUM, 28)
+
+
+def _devin_user(r: _Rng) -> str:
+    return "co" + "g_" + r.text(LOWER + "234567", 52)
+
+
+def _harness(r: _Rng) -> str:
+    return (
+        r.choice(("pat", "sat")) + "." + r.text(B64URL, 22) + "." + r.text(HEX, 24) + "."
+        + r.text(ALNUM, 20)
+    )  # fmt: skip
+
+
+def _onfido(r: _Rng) -> str:
+    return "api" + r.choice(("_live.", "_live_us.", "_live_ca.", "_sandbox.")) + r.text(B64URL, 40)
+
+
+def _paddle(r: _Rng) -> str:
+    return (
+        "pdl" + r.choice(("_live", "_sdbx")) + "_apikey_" + r.text(LOWER + DIGITS, 26) + "_"
+        + r.text(ALNUM, 22) + "_" + r.text(ALNUM, 3)
+    )  # fmt: skip
+
+
+def _pinecone(r: _Rng) -> str:
+    return "pc" + "sk_" + r.text(ALNUM, 6) + "_" + r.text(ALNUM, 63)
+
+
+def _polar(r: _Rng) -> str:
+    return "polar" + r.choice(("_at_", "_oat_", "_pat_")) + r.text(B64URL, 43)
+
+
+def _rpa(r: _Rng) -> str:
+    if r.random() < 0.5:
+        return "rp" + "a_" + r.text(ALNUM, 30)  # redirect.pizza
+    return "rp" + "a_" + r.text(UPPER + DIGITS, 40) + r.text(ALNUM, 6)  # RunPod
+
+
+def _settlemint(r: _Rng) -> str:
+    return "sm" + r.choice(("_aat_", "_pat_", "_sat_")) + r.text(ALNUM, 16)
+
+
+def _shippo(r: _Rng) -> str:
+    return "shippo" + r.choice(("_live_", "_test_")) + r.text(HEX, 40)
+
+
+def _vercel(r: _Rng) -> str:
+    return "vc" + r.choice("kpari") + "_" + r.text(B64URL, 56)
+
+
+def _xendit(r: _Rng) -> str:
+    return "xnd" + r.choice(("_production_", "_development_")) + r.text(ALNUM, 64)
+
+
+def _zuplo(r: _Rng) -> str:
+    return "zp" + "ka_" + r.text(LOWER + DIGITS, 32) + "_" + r.text(HEX, 8)
+
+
+def _bedrock(r: _Rng) -> str:
+    if r.random() < 0.5:
+        return "bedrock" + "-api-key-" + r.b64(90).rstrip("=")
+    return "AB" + "SK" + r.b64(96).rstrip("=")
+
+
+def _clickup(r: _Rng) -> str:
+    return "p" + "k_" + r.number(8) + "_" + r.text(UPPER + DIGITS, 32)
+
+
+def _woocommerce(r: _Rng) -> str:
+    return r.choice(("c" + "s_", "c" + "k_")) + r.text(HEX, 40)
+
+
+def _zoho(r: _Rng) -> str:
+    return "10" + "00." + r.text(HEX, 32) + "." + r.text(HEX, 32)
+
+
+def _plaid(r: _Rng) -> str:
+    return "access" + r.choice(("-sandbox-", "-development-", "-production-")) + r.uuid()
+
+
+def _slack_session(r: _Rng) -> str:
+    if r.random() < 0.5:
+        return (
+            "xo" + "xc-" + r.number(12) + "-" + r.number(12) + "-" + r.number(13) + "-"
+            + r.text(HEX, 64)
+        )  # fmt: skip
+    return "xo" + "xd-" + r.text(ALNUM + "%+/", 140)
+
+
+def _twitter_bearer(r: _Rng) -> str:
+    return "A" * 22 + r.text(ALNUM + "%", 90)
+
+
+def _hex_dot_key(r: _Rng) -> str:
+    if r.random() < 0.5:
+        return r.text(HEX, 32) + "." + r.text(B64URL, 24)  # Ollama
+    return r.text(HEX, 32) + "." + r.text(ALNUM, 16)  # Z.ai
+
+
+def _airtable_pat(r: _Rng) -> str:
+    return "pa" + "t" + r.text(ALNUM, 14) + "." + r.text(HEX, 64)
+
+
+def _asaas(r: _Rng) -> str:
+    return "$aa" + "ct_" + r.choice(("prod_", "hmlg_")) + r.text(B64URL, 60)
+
+
+def _bitbucket_dc(r: _Rng) -> str:
+    return "BB" + "DC-" + r.b64(33)
+
+
+FIFTH_PROVIDERS = (
+    _more("apify", _drawn("apify" + "_api_", ALNUM, 36), "APIFY_TOKEN", "Apify API token",
+          "token API di Apify", "token API Apify", "https://api.apify.com/v2/acts"),
+    _more("buildkite", _buildkite, "BUILDKITE_API_TOKEN", "Buildkite API token",
+          "token API di Buildkite", "token API Buildkite", "https://api.buildkite.com/v2/user"),
+    _more("cerebras", _drawn("cs" + "k-", LOWER + DIGITS, 48), "CEREBRAS_API_KEY",
+          "Cerebras API key", "chiave API Cerebras", "khóa API Cerebras",
+          "https://api.cerebras.ai/v1/models"),
+    _more("cloudflare-api-token", _cloudflare_user, "CLOUDFLARE_API_TOKEN",
+          "Cloudflare API token", "token API di Cloudflare", "token API Cloudflare",
+          "https://api.cloudflare.com/client/v4/user/tokens/verify"),
+    _more("cloudsmith", _drawn("cs" + "a_", ALNUM, 36), "CLOUDSMITH_API_KEY",
+          "Cloudsmith API key", "chiave API Cloudsmith", "khóa API Cloudsmith",
+          "https://api.cloudsmith.io/v1/user/self/"),
+    _more("configcat", _configcat, "CONFIGCAT_SDK_KEY", "ConfigCat SDK key",
+          "chiave SDK ConfigCat", "khóa SDK ConfigCat", "https://cdn-global.configcat.com"),
+    _more("datastax-astra", _astra, "ASTRA_DB_APPLICATION_TOKEN", "Astra DB token",
+          "token Astra DB", "token Astra DB", "https://api.astra.datastax.com/v2/databases"),
+    _more("deno-deploy", _drawn("dd" + "p_", ALNUM, 36), "DENO_DEPLOY_TOKEN",
+          "Deno Deploy token", "token di Deno Deploy", "token Deno Deploy",
+          "https://api.deno.com/v1/projects"),
+    _more("devcycle", _devcycle, "DEVCYCLE_SERVER_SDK_KEY", "DevCycle SDK key",
+          "chiave SDK DevCycle", "khóa SDK DevCycle", "https://bucketing-api.devcycle.com"),
+    _more("devin-api-key", _drawn("ap" + "k_", B64, 88), "DEVIN_API_KEY", "Devin API key",
+          "chiave API Devin", "khóa API Devin", "https://api.devin.ai/v1/sessions"),
+    _more("devin-user-token", _devin_user, "DEVIN_USER_TOKEN", "Devin user token",
+          "token utente Devin", "token người dùng Devin", "https://api.devin.ai/v1/sessions"),
+    _more("elastic-cloud", _drawn("es" + "su_", B64URL, 80), "EC_API_KEY",
+          "Elastic Cloud API key", "chiave API Elastic Cloud", "khóa API Elastic Cloud",
+          "https://api.elastic-cloud.com/api/v1/deployments"),
+    _more("figma", _drawn("fi" + "gd_", B64URL, 40), "FIGMA_TOKEN", "Figma access token",
+          "token di accesso Figma", "token truy cập Figma", "https://api.figma.com/v1/me"),
+    _more("harness", _harness, "HARNESS_API_KEY", "Harness API key", "chiave API Harness",
+          "khóa API Harness", "https://app.harness.io/gateway/ng/api/user/currentUser"),
+    _more("lichess", _drawn("li" + "p_", ALNUM, 24), "LICHESS_TOKEN", "Lichess token",
+          "token Lichess", "token Lichess", "https://lichess.org/api/account"),
+    _more("mergify", _drawn("mergify" + "_application_key_", B64URL, 60), "MERGIFY_KEY",
+          "Mergify application key", "chiave applicativa Mergify", "khóa ứng dụng Mergify",
+          "https://api.mergify.com/v1/repos"),
+    _more("neon", _drawn("na" + "pi_", ALNUM, 64), "NEON_API_KEY", "Neon API key",
+          "chiave API Neon", "khóa API Neon", "https://console.neon.tech/api/v2/projects"),
+    _more("nvidia", _drawn("nv" + "api-", B64URL, 64), "NVIDIA_API_KEY", "NVIDIA API key",
+          "chiave API NVIDIA", "khóa API NVIDIA", "https://integrate.api.nvidia.com/v1/models"),
+    _more("nylas", _drawn("ny" + "k_", ALNUM, 67), "NYLAS_API_KEY", "Nylas API key",
+          "chiave API Nylas", "khóa API Nylas", "https://api.us.nylas.com/v3/grants"),
+    _more("octopus-deploy", _drawn("AP" + "I-", UPPER + DIGITS, 26), "OCTOPUS_API_KEY",
+          "Octopus Deploy API key", "chiave API Octopus Deploy", "khóa API Octopus Deploy",
+          "https://octopus.acme.dev/api/projects"),
+    _more("onfido", _onfido, "ONFIDO_API_TOKEN", "Onfido API token", "token API Onfido",
+          "token API Onfido", "https://api.eu.onfido.com/v3.6/applicants"),
+    _more("paddle", _paddle, "PADDLE_API_KEY", "Paddle API key", "chiave API Paddle",
+          "khóa API Paddle", "https://api.paddle.com/products"),
+    _more("persona", _drawn("persona" + "_production_", LOWER + DIGITS + "_-", 40),
+          "PERSONA_API_KEY", "Persona API key", "chiave API Persona", "khóa API Persona",
+          "https://withpersona.com/api/v1/inquiries"),
+    _more("pinecone", _pinecone, "PINECONE_API_KEY", "Pinecone API key", "chiave API Pinecone",
+          "khóa API Pinecone", "https://api.pinecone.io/indexes"),
+    _more("pinterest", _drawn("pi" + "na_", B64URL, 60), "PINTEREST_TOKEN",
+          "Pinterest access token", "token di accesso Pinterest", "token truy cập Pinterest",
+          "https://api.pinterest.com/v5/user_account"),
+    _more("polar", _polar, "POLAR_ACCESS_TOKEN", "Polar access token",
+          "token di accesso Polar", "token truy cập Polar", "https://api.polar.sh/v1/products"),
+    _more("posthog-personal", _drawn("ph" + "x_", ALNUM, 47), "POSTHOG_PERSONAL_API_KEY",
+          "PostHog personal API key", "chiave API personale PostHog",
+          "khóa API cá nhân PostHog", "https://us.posthog.com/api/projects"),
+    _more("prefect", _drawn("pn" + "u_", ALNUM, 36), "PREFECT_API_KEY", "Prefect API key",
+          "chiave API Prefect", "khóa API Prefect", "https://api.prefect.cloud/api/me"),
+    _more("proof", _drawn("pr" + "f_", B64URL, 40), "PROOF_API_KEY", "Proof API key",
+          "chiave API Proof", "khóa API Proof", "https://api.proof.com/v1/transactions"),
+    _more("readme", _drawn("rd" + "me_", LOWER + DIGITS, 70), "README_API_KEY",
+          "ReadMe API key", "chiave API ReadMe", "khóa API ReadMe", "https://dash.readme.com/api/v1"),
+    _more("runpod-redirect-pizza", _rpa, "RUNPOD_API_KEY", "RunPod API key", "chiave API RunPod",
+          "khóa API RunPod", "https://rest.runpod.io/v1/pods"),
+    _more("render", _drawn("rn" + "d_", ALNUM, 32), "RENDER_API_KEY", "Render API key",
+          "chiave API Render", "khóa API Render", "https://api.render.com/v1/services"),
+    _more("rootly", _drawn("rootly" + "_", HEX, 64), "ROOTLY_API_TOKEN", "Rootly API token",
+          "token API Rootly", "token API Rootly", "https://api.rootly.com/v1/incidents"),
+    _more("samsara", _drawn("samsara" + "_api_", ALNUM, 30), "SAMSARA_API_TOKEN",
+          "Samsara API token", "token API Samsara", "token API Samsara",
+          "https://api.samsara.com/fleet/vehicles"),
+    _more("segment-public-api", _drawn("sg" + "p_", ALNUM, 64), "SEGMENT_API_TOKEN",
+          "Segment API token", "token API Segment", "token API Segment",
+          "https://api.segmentapis.com/workspaces"),
+    _more("settlemint", _settlemint, "SETTLEMINT_ACCESS_TOKEN", "SettleMint access token",
+          "token di accesso SettleMint", "token truy cập SettleMint",
+          "https://console.settlemint.com/api"),
+    _more("shippo", _shippo, "SHIPPO_API_TOKEN", "Shippo API token", "token API Shippo",
+          "token API Shippo", "https://api.goshippo.com/shipments/"),
+    _more("thunderstore", _drawn("ts" + "s_", B64URL, 40), "THUNDERSTORE_TOKEN",
+          "Thunderstore token", "token Thunderstore", "token Thunderstore",
+          "https://thunderstore.io/api/experimental/package/"),
+    _more("together-ai", _drawn("tg" + "p_v1_", B64URL, 43), "TOGETHER_API_KEY",
+          "Together AI key", "chiave Together AI", "khóa Together AI",
+          "https://api.together.xyz/v1/models"),
+    _more("unkey", _drawn("un" + "key_", ALNUM, 28), "UNKEY_ROOT_KEY", "Unkey root key",
+          "chiave root Unkey", "khóa root Unkey", "https://api.unkey.dev/v1/keys.createKey"),
+    _more("upcloud", _drawn("uc" + "at_", ALNUM, 30), "UPCLOUD_TOKEN", "UpCloud API token",
+          "token API UpCloud", "token API UpCloud", "https://api.upcloud.com/1.3/account"),
+    _more("val-town", _drawn("vt" + "wn_", B64URL, 40), "VALTOWN_TOKEN", "Val Town token",
+          "token Val Town", "token Val Town", "https://api.val.town/v1/me"),
+    _more("vercel", _vercel, "VERCEL_TOKEN", "Vercel token", "token Vercel", "token Vercel",
+          "https://api.vercel.com/v9/projects"),
+    _more("wakatime", _drawn("wa" + "ka_", LOWER + DIGITS, 40), "WAKATIME_API_KEY",
+          "WakaTime API key", "chiave API WakaTime", "khóa API WakaTime",
+          "https://wakatime.com/api/v1/users/current"),
+    _more("wandb", _drawn("wandb" + "_v1_", ALNUM + "_", 77), "WANDB_API_KEY",
+          "Weights & Biases API key", "chiave API Weights & Biases", "khóa API Weights & Biases",
+          "https://api.wandb.ai/graphql"),
+    _more("xendit", _xendit, "XENDIT_SECRET_KEY", "Xendit secret key", "chiave segreta Xendit",
+          "khóa bí mật Xendit", "https://api.xendit.co/balance"),
+    _more("zuplo", _zuplo, "ZUPLO_API_KEY", "Zuplo API key", "chiave API Zuplo", "khóa API Zuplo",
+          "https://api.zuplo.com/v1/accounts"),
+    _more("bedrock", _bedrock, "AWS_BEARER_TOKEN_BEDROCK", "Bedrock API key",
+          "chiave API Bedrock", "khóa API Bedrock",
+          "https://bedrock-runtime.us-east-1.amazonaws.com/model/invoke"),
+    _more("clickup", _clickup, "CLICKUP_API_TOKEN", "ClickUp API token", "token API ClickUp",
+          "token API ClickUp", "https://api.clickup.com/api/v2/user"),
+    _more("woocommerce", _woocommerce, "WC_CONSUMER_SECRET", "WooCommerce consumer secret",
+          "segreto consumer WooCommerce", "secret consumer WooCommerce",
+          "https://shop.acme.dev/wp-json/wc/v3/orders"),
+    _more("zoho", _zoho, "ZOHO_ACCESS_TOKEN", "Zoho access token", "token di accesso Zoho",
+          "token truy cập Zoho", "https://www.zohoapis.com/crm/v6/Leads"),
+    _more("plaid", _plaid, "PLAID_ACCESS_TOKEN", "Plaid access token",
+          "token di accesso Plaid", "token truy cập Plaid", "https://production.plaid.com/accounts/get"),
+    _more("slack-session", _slack_session, "SLACK_SESSION", "Slack session token",
+          "token di sessione Slack", "token phiên Slack", "https://slack.com/api/auth.test"),
+    _more("twitter-bearer", _twitter_bearer, "TWITTER_BEARER_TOKEN", "X API bearer token",
+          "bearer token di X", "bearer token X", "https://api.x.com/2/users/me"),
+    _more("hex-dot-key", _hex_dot_key, "OLLAMA_API_KEY", "Ollama API key", "chiave API Ollama",
+          "khóa API Ollama", "https://ollama.com/api/chat"),
+    _more("airtable-pat", _airtable_pat, "AIRTABLE_TOKEN", "Airtable token", "token Airtable",
+          "token Airtable", "https://api.airtable.com/v0/meta/bases"),
+    _more("asaas", _asaas, "ASAAS_API_KEY", "Asaas API key", "chiave API Asaas",
+          "khóa API Asaas", "https://api.asaas.com/v3/customers"),
+    _more("bitbucket-data-center", _bitbucket_dc, "BITBUCKET_TOKEN",
+          "Bitbucket Data Center token", "token di Bitbucket Data Center",
+          "token Bitbucket Data Center", "https://bitbucket.acme.dev/rest/api/1.0/projects"),
+    _more("sonarqube", _drawn("sq" + "u_", HEX, 40), "SONAR_TOKEN", "SonarQube token",
+          "token SonarQube", "token SonarQube", "https://sonar.acme.dev/api/projects/search"),
+    _more("typeform", _drawn("tf" + "p_", LOWER + DIGITS + "_", 59), "TYPEFORM_TOKEN",
+          "Typeform token", "token Typeform", "token Typeform", "https://api.typeform.com/forms"),
+    _more("midtrans", _drawn("Mid" + "-server-", B64URL, 24), "MIDTRANS_SERVER_KEY",
+          "Midtrans server key", "chiave server Midtrans", "khóa server Midtrans",
+          "https://api.midtrans.com/v2/charge"),
+    _more("elevenlabs", _drawn("s" + "k_", HEX, 48), "ELEVENLABS_API_KEY", "ElevenLabs API key",
+          "chiave API ElevenLabs", "khóa API ElevenLabs", "https://api.elevenlabs.io/v1/user"),
+    _more("voyage", _drawn("p" + "a-", B64URL, 43), "VOYAGE_API_KEY", "Voyage AI key",
+          "chiave Voyage AI", "khóa Voyage AI", "https://api.voyageai.com/v1/embeddings"),
+)  # fmt: skip
+FIFTH_FAMILIES = [(p.family, _provider_samples(p)) for p in FIFTH_PROVIDERS]
+
+
 # -- the corpus ---------------------------------------------------------------------------
 
 
@@ -3799,6 +4096,12 @@ def build(seed: int = SEED) -> tuple[tuple[Sample, ...], tuple[Harmless, ...]]:
     )
     negatives += tuple(
         Harmless(family, text) for family, made in FOURTH_NEGATIVES for text in made(fourth)
+    )
+    fifth = _Rng(seed + 4)
+    positives += tuple(
+        Sample(family, context, text, secret)
+        for family, made in FIFTH_FAMILIES
+        for context, text, secret in made(fifth)
     )
     return positives, negatives
 
