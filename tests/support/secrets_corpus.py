@@ -3795,7 +3795,8 @@ def _astra(r: _Rng) -> str:
 
 
 def _devcycle(r: _Rng) -> str:
-    return "dvc" + r.choice(("_server_", "_client_", "_mobile_")) + r.text(ALNUM, 28)
+    # Only the server key: DevCycle's client and mobile SDK keys ship inside apps.
+    return "dvc" + "_server_" + r.text(ALNUM, 28)
 
 
 def _devin_user(r: _Rng) -> str:
@@ -3887,12 +3888,6 @@ def _slack_session(r: _Rng) -> str:
 
 def _twitter_bearer(r: _Rng) -> str:
     return "A" * 22 + r.text(ALNUM + "%", 90)
-
-
-def _hex_dot_key(r: _Rng) -> str:
-    if r.random() < 0.5:
-        return r.text(HEX, 32) + "." + r.text(B64URL, 24)  # Ollama
-    return r.text(HEX, 32) + "." + r.text(ALNUM, 16)  # Z.ai
 
 
 def _airtable_pat(r: _Rng) -> str:
@@ -4035,8 +4030,6 @@ FIFTH_PROVIDERS = (
           "token di sessione Slack", "token phiên Slack", "https://slack.com/api/auth.test"),
     _more("twitter-bearer", _twitter_bearer, "TWITTER_BEARER_TOKEN", "X API bearer token",
           "bearer token di X", "bearer token X", "https://api.x.com/2/users/me"),
-    _more("hex-dot-key", _hex_dot_key, "OLLAMA_API_KEY", "Ollama API key", "chiave API Ollama",
-          "khóa API Ollama", "https://ollama.com/api/chat"),
     _more("airtable-pat", _airtable_pat, "AIRTABLE_TOKEN", "Airtable token", "token Airtable",
           "token Airtable", "https://api.airtable.com/v0/meta/bases"),
     _more("asaas", _asaas, "ASAAS_API_KEY", "Asaas API key", "chiave API Asaas",
