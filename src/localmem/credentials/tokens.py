@@ -385,6 +385,134 @@ TOKENS: tuple[Token, ...] = (
     _prefixed("clojars-token", ("CLOJARS_",), "[a-z0-9]", 60, 60),
     _prefixed("docker-swarm-key", ("SWMTKN-1-",), "[a-z0-9-]", 70, 90),
     _prefixed("newrelic-key", ("NRRA-", "NRIQ-"), "[A-Za-z0-9_-]", 30, 50),
+    # More providers' documented shapes (issue 20, fifth pass): each caught alone in a note.
+    _prefixed("apify-token", ("apify_api_",), _ALNUM, 36, 38),
+    _prefixed("buildkite-token", ("bkua_",), "[a-z0-9]", 40, 53),
+    _prefixed(
+        "buildkite-token",
+        ("bkaa_", "bkaj_", "bkar_", "bkct_", "bkpt_", "bkpat_", "bkps_"),
+        _URLSAFE,
+        54,
+        340,
+    ),
+    _prefixed("cerebras-key", ("csk-",), "[a-z0-9]", 48, 48),
+    _prefixed("cloudflare-token", ("cfut_", "cfat_"), _ALNUM, 48, 48),
+    _prefixed("cloudsmith-key", ("csa_",), _ALNUM, 36, 36),
+    Token(
+        "flag-sdk-key",
+        ("configcat-sdk-1/",),
+        r"configcat-sdk-1/[A-Za-z0-9_-]{22}/[A-Za-z0-9_-]{22}(?![A-Za-z0-9_-])",
+    ),
+    Token(
+        "astra-token",
+        ("AstraCS:",),
+        r"(?<![A-Za-z0-9])AstraCS:[A-Za-z0-9]{20,32}:[a-f0-9]{64}(?![A-Za-z0-9])",
+    ),
+    _prefixed("deno-token", ("ddp_",), _ALNUM, 36, 36),
+    _prefixed("devcycle-key", ("dvc_server_",), _ALNUM, 16, 64),
+    _prefixed("devin-key", ("apk_",), "[A-Za-z0-9+/]", 80, 100, tail="={0,2}"),
+    _prefixed("devin-token", ("cog_",), "[a-z2-7]", 52, 52),
+    _prefixed("elastic-key", ("essu_",), _URLSAFE, 60, 200, tail="={0,2}"),
+    _prefixed("figma-token", ("figd_",), _URLSAFE, 38, 42),
+    Token(
+        "harness-key",
+        ("pat.", "sat."),
+        r"(?<![A-Za-z0-9_.-])(?:pat|sat)\.[A-Za-z0-9_-]{22}\.[0-9a-f]{24}\.[A-Za-z0-9]{20}"
+        r"(?![A-Za-z0-9])",
+    ),
+    _prefixed("lichess-token", ("lip_",), "[A-Za-z0-9_]", 16, 60),
+    _prefixed("mergify-key", ("mergify_application_key_",), _URLSAFE, 40, 200),
+    _prefixed("neon-key", ("napi_",), _ALNUM, 64, 64),
+    _prefixed("nvidia-key", ("nvapi-",), _URLSAFE, 60, 70),
+    _prefixed("nylas-key", ("nyk_",), _ALNUM, 60, 80),
+    _prefixed("octopus-key", ("API-",), "[A-Z0-9]", 26, 32),
+    _prefixed(
+        "onfido-token",
+        ("api_live.", "api_live_us.", "api_live_ca.", "api_sandbox.", "api_sandbox_us."),
+        _URLSAFE,
+        20,
+        80,
+    ),
+    Token(
+        "paddle-key",
+        ("_apikey_",),
+        r"(?<![A-Za-z0-9_])pdl_(?:live|sdbx)_apikey_[a-z0-9]{26}_[A-Za-z0-9]{22}_[A-Za-z0-9]{3}"
+        r"(?![A-Za-z0-9_])",
+    ),
+    _prefixed("persona-key", ("persona_production_", "persona_sandbox_"), "[a-z0-9_-]", 20, 80),
+    Token(
+        "pinecone-key",
+        ("pcsk_",),
+        r"(?<![A-Za-z0-9_])pcsk_[A-Za-z0-9]{5,6}_[A-Za-z0-9]{63}(?![A-Za-z0-9_])",
+    ),
+    _prefixed("pinterest-token", ("pina_",), _URLSAFE, 20, 200),
+    _prefixed(
+        "polar-token", ("polar_at_", "polar_oat_", "polar_pat_", "polar_rt_"), _URLSAFE, 20, 100
+    ),
+    _prefixed("posthog-key", ("phx_",), _URLSAFE, 41, 49),  # phc_ project keys are public
+    _prefixed("prefect-key", ("pnu_",), _ALNUM, 36, 36),
+    _prefixed("proof-key", ("prf_",), _URLSAFE, 20, 80),
+    _prefixed("readme-key", ("rdme_",), "[a-z0-9]", 70, 70),
+    _prefixed("runpod-key", ("rpa_",), _ALNUM, 30, 46),  # RunPod and redirect.pizza alike
+    _prefixed("render-key", ("rnd_",), _ALNUM, 28, 32),
+    _prefixed("rootly-key", ("rootly_",), _HEX, 64, 64),
+    _prefixed("samsara-token", ("samsara_api_",), _ALNUM, 26, 32),
+    _prefixed("segment-token", ("sgp_",), _ALNUM, 64, 64),  # Sourcegraph's sgp_ is hex, above
+    _prefixed("settlemint-token", ("sm_aat_", "sm_pat_", "sm_sat_"), _ALNUM, 16, 16),
+    _prefixed("shippo-token", ("shippo_live_", "shippo_test_"), "[a-fA-F0-9]", 40, 40),
+    _prefixed("thunderstore-token", ("tss_",), _URLSAFE, 20, 80),
+    _prefixed("together-key", ("tgp_v1_",), _URLSAFE, 43, 43),
+    _prefixed("unkey-key", ("unkey_",), _ALNUM, 20, 32),
+    _prefixed("upcloud-token", ("ucat_",), _ALNUM, 24, 32),
+    _prefixed("val-town-token", ("vtwn_",), _URLSAFE, 20, 80),
+    _prefixed("vercel-token", ("vck_", "vcp_", "vca_", "vcr_", "vci_"), _URLSAFE, 56, 56),
+    _prefixed("wakatime-key", ("waka_",), "[a-z0-9]", 36, 64),
+    _prefixed("wandb-key", ("wandb_v1_",), "[A-Za-z0-9_]", 77, 77),
+    _prefixed("xendit-key", ("xnd_production_", "xnd_development_"), _ALNUM, 56, 72),
+    Token(
+        "zuplo-key",
+        ("zpka_",),
+        r"(?<![A-Za-z0-9_])zpka_[a-z0-9]{32}_[0-9a-f]{8}(?![A-Za-z0-9_])",
+    ),
+    # Bedrock API keys: short-lived (base64 of the endpoint and a signed URL) and long-lived.
+    _prefixed("aws-bedrock", ("bedrock-api-key-",), _B64, 40, 4096, None, tail="={0,2}"),
+    _prefixed("aws-bedrock", ("ABSK",), _B64, 100, 400, tail="={0,2}"),
+    Token(
+        "clickup-token",
+        ("pk_",),
+        r"(?<![A-Za-z0-9_])pk_[0-9]{6,10}_[A-Z0-9]{32}(?![A-Za-z0-9_])",
+    ),
+    _prefixed("woocommerce-key", ("ck_", "cs_"), _HEX, 40, 40),
+    Token(
+        "zoho-token",
+        ("1000.", "1001."),
+        r"(?<![A-Za-z0-9.])100[01]\.[a-f0-9]{32}\.[a-f0-9]{32}(?![A-Za-z0-9])",
+    ),
+    Token(
+        "plaid-token",
+        ("access-sandbox-", "access-development-", "access-production-"),
+        r"access-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-"
+        r"[0-9a-f]{4}-[0-9a-f]{12}(?![A-Za-z0-9])",
+    ),
+    Token(  # a browser session's token and its `d` cookie: a signed-in user, whole
+        "slack-token",
+        ("xoxc-",),
+        r"(?<![A-Za-z0-9])xoxc-[0-9]{9,15}-[0-9]{9,15}-[0-9]{9,15}-[a-f0-9]{64}(?![A-Za-z0-9])",
+    ),
+    _prefixed("slack-token", ("xoxd-",), "[A-Za-z0-9%+/_-]", 60, 1024, tail="={0,2}"),
+    _prefixed("x-bearer-token", ("A" * 22,), "[A-Za-z0-9%]", 80, 120),  # app-only bearer
+    Token(
+        "airtable-token",
+        ("pat",),
+        r"(?<![A-Za-z0-9_])pat[A-Za-z0-9]{14}\.[a-f0-9]{64}(?![A-Za-z0-9])",
+    ),
+    _prefixed("asaas-key", ("$aact_prod_", "$aact_hmlg_"), _URLSAFE, 20, 100),
+    _prefixed("bitbucket-token", ("BBDC-",), _B64, 32, 88, tail="={0,2}"),
+    _prefixed("sonarqube-token", ("squ_", "sqp_", "sqa_"), _HEX, 40, 40),
+    _prefixed("typeform-token", ("tfp_",), "[A-Za-z0-9_.=-]", 40, 64),
+    _prefixed("midtrans-key", ("Mid-server-",), _URLSAFE, 10, 40),
+    _prefixed("elevenlabs-key", ("sk_",), _HEX, 48, 48),
+    _prefixed("voyage-key", ("pa-",), _URLSAFE, 43, 43),
     # JWTs: signed, unsigned (`alg: none`, an empty signature), with an opaque payload, and
     # wrapped in base64.
     Token(
