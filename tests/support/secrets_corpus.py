@@ -3902,6 +3902,11 @@ def _bitbucket_dc(r: _Rng) -> str:
     return "BB" + "DC-" + r.b64(33)
 
 
+def _workos(r: _Rng) -> str:
+    # WorkOS and Highnote keys take Stripe's prefixes with a base64 body (`+`, `/`, `=`).
+    return "s" + "k" + r.choice(("_live_", "_test_")) + "a2V5Xz" + r.b64(52)
+
+
 FIFTH_PROVIDERS = (
     _more("apify", _drawn("apify" + "_api_", ALNUM, 36), "APIFY_TOKEN", "Apify API token",
           "token API di Apify", "token API Apify", "https://api.apify.com/v2/acts"),
@@ -4046,6 +4051,8 @@ FIFTH_PROVIDERS = (
           "https://api.midtrans.com/v2/charge"),
     _more("elevenlabs", _drawn("s" + "k_", HEX, 48), "ELEVENLABS_API_KEY", "ElevenLabs API key",
           "chiave API ElevenLabs", "khóa API ElevenLabs", "https://api.elevenlabs.io/v1/user"),
+    _more("workos", _workos, "WORKOS_API_KEY", "WorkOS API key", "chiave API WorkOS",
+          "khóa API WorkOS", "https://api.workos.com/organizations"),
     _more("voyage", _drawn("p" + "a-", B64URL, 43), "VOYAGE_API_KEY", "Voyage AI key",
           "chiave Voyage AI", "khóa Voyage AI", "https://api.voyageai.com/v1/embeddings"),
 )  # fmt: skip
