@@ -183,7 +183,16 @@ TOKENS: tuple[Token, ...] = (
         512,
         whole=46,
     ),
-    _prefixed("stripe-key", ("sk_live_", "rk_live_", "sk_test_", "rk_test_"), _ALNUM, 16, 255),
+    # Stripe's bodies are letters and digits; WorkOS and Highnote put base64 after the same
+    # prefixes (`+`, `/`, padding).
+    _prefixed(
+        "stripe-key",
+        ("sk_live_", "rk_live_", "sk_test_", "rk_test_"),
+        "[A-Za-z0-9+/]",
+        16,
+        255,
+        tail="={0,2}",
+    ),
     _prefixed("stripe-key", ("whsec_",), _B64, 24, 128),
     _prefixed("anthropic-key", ("sk-ant-",), _URLSAFE, 20, 255),
     # OpenAI: project and service keys run to about 160 characters, legacy ones to 48.
