@@ -4057,6 +4057,60 @@ FIFTH_PROVIDERS = (
           "chiave Voyage AI", "khóa Voyage AI", "https://api.voyageai.com/v1/embeddings"),
 )  # fmt: skip
 FIFTH_FAMILIES = [(p.family, _provider_samples(p)) for p in FIFTH_PROVIDERS]
+FIFTH_NEGATIVES: list[tuple[str, Harmful]] = []
+
+
+def _fifth(name: str) -> Callable[[Callable[[_Rng], Made]], Callable[[_Rng], Made]]:
+    def register(made: Callable[[_Rng], Made]) -> Callable[[_Rng], Made]:
+        FIFTH_FAMILIES.append((name, made))
+        return made
+
+    return register
+
+
+def _fifth_negative(name: str) -> Callable[[Harmful], Harmful]:
+    def register(made: Harmful) -> Harmful:
+        FIFTH_NEGATIVES.append((name, made))
+        return made
+
+    return register
+
+
+@_fifth("prose-password-word-digits")
+def _word_digits(r: _Rng) -> Made:
+    """The password people choose most: a word and one or two digits (`garnet77`), given
+    to a password by a sentence ("the staging password is …")."""
+
+    def make(r: _Rng) -> dict[str, str]:
+        word = r.choice(WORDS)
+        return {"s": (_cap(word) if r.randrange(2) else word) + r.text(DIGITS, r.randint(1, 2))}
+
+    pools: Pools = (
+        ("prose-en", ("The {svc} staging password is {s}.", "the {svc} db password was {s}")),
+        ("prose-en", ("Password for the {svc} admin: {s}", "The {svc} password is now {s}.")),
+        ("prose-it", ("La password di {svc} è {s}.", "password del db di {svc}: {s}")),
+        ("prose-vi", ("Mật khẩu của {svc} là {s}.",)),
+    )
+    return _render(r, pools * 2, make)
+
+
+@_fifth_negative("where-a-secret-is-kept")
+def _where_kept(r: _Rng) -> list[str]:
+    """Where a secret lives, named after `in` or `to`: a vault's or a product's name."""
+
+    def vault() -> str:
+        return r.choice(
+            ("1Password", "Vault2024", "KeePassXC", "Bitwarden", "Doppler2", "LastPass")
+        )
+
+    return _cycle(
+        (
+            lambda: f"The {r.choice(SERVICES)} token lives in {vault()} now.",
+            lambda: f"Moved the {r.choice(SERVICES)} api key to {vault()} last week.",
+            lambda: f"Token stored in {vault()}, ask ops for access.",
+            lambda: f"The deploy secret is kept in {vault()}.",
+        ),
+    )
 
 
 # -- the corpus ---------------------------------------------------------------------------
@@ -4102,6 +4156,9 @@ def build(seed: int = SEED) -> tuple[tuple[Sample, ...], tuple[Harmless, ...]]:
         Sample(family, context, text, secret)
         for family, made in FIFTH_FAMILIES
         for context, text, secret in made(fifth)
+    )
+    negatives += tuple(
+        Harmless(family, text) for family, made in FIFTH_NEGATIVES for text in made(fifth)
     )
     return positives, negatives
 
