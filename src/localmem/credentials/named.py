@@ -114,6 +114,16 @@ _USED_AS = Lazy(  # "use garnet-tundra-42 as the password"
 )
 # What a strong value holds, or the quote of a quoted word ("the default password is 'x'").
 _VALUE_HINT = Lazy(r"""[0-9!@#$%^&*+=~?/\\|'"]""")
+# Where a secret is kept, named after `in`, `into` or `to` ("the token lives in
+# 1Password", "moved the key to Vault2024"): capitalized words and a number name a place.
+_PLACE_LINK = Lazy(r"[ \t](?:in|into|to)[ \t]*[:=]?[ \t]+\Z", re.IGNORECASE)
+_PLACE = Lazy(r"[0-9]{0,2}(?:[A-Z][a-z]{1,32}){1,4}[A-Z]{0,3}[0-9]{0,4}")
+# A word and one or two digits (`garnet77`), the password people choose most: a value
+# when a sentence gives it to a password ("the staging password is garnet77"), where
+# elsewhere it reads as a name (`python3`, `node18`).
+_COPULA = Lazy(r"(?:[:=]|[ \t](?:is|was|is now|è|era|là))[ \t]*[:=]?[ \t]+\Z", re.IGNORECASE)
+_WORD = Lazy(r"[^\s]{1,40}")
+_WORD_DIGITS = Lazy(r"[A-Za-z]{3,32}[0-9]{1,2}(?=[.,;:!?)]*(?:\s|\Z))")
 _QUOTED = Lazy(  # a string, with C#'s `@"…"` and Python's `r"…"` `b"…"` prefixes
     r"""(?:@|[rRbBuUfF]{1,2})?(?:"((?:[^"\\\n]|\\.){0,1024})"|'((?:[^'\\\n]|\\.){0,1024})'"""
     r"""|`([^`\n]{0,1024})`)"""
@@ -421,17 +431,36 @@ def _after_prose_name(text: str, end: int, kind: str) -> tuple[str, int, int] | 
     """A value given to a name in a sentence: "the staging password is …"."""
     if _VALUE_HINT.search(text, end, end + 160) is None:
         return None  # no digit, symbol or quote ahead: nothing strong enough to mask
-    link = _PROSE.match(text, end, end + 160)
-    if link is not None:
-        span = _value(text, link.end(), "prose")
+    at = end
+    for _ in range(2):  # "the password in staging is …": a place, then the link
+        link = _PROSE.match(text, at, end + 160)
+        if link is None:
+            break
+        span = _linked_value(text, link, kind)
         if span is not None and not alone.hash_of_a_change(text, *span):
             return kind, *span  # not "the token refresh race, fixed in 9fceb02…"
+        if _PLACE_LINK.search(link.group()) is None:
+            break  # only a place ("in staging") is read past, to the link after it
+        word = _WORD.match(text, link.end())
+        at = word.end() if word is not None else link.end()
     space = _SPACE.match(text, end, end + 4)
     if space is not None:
         span = _value(text, space.end(), "prose")
         if span is not None and any(ch.isdigit() for ch in text[span[0] : span[1]]):
             return kind, *span
     return None
+
+
+def _linked_value(text: str, link: re.Match[str], kind: str) -> tuple[int, int] | None:
+    """The value a sentence's link gives, unless it names where the secret is kept."""
+    span = _value(text, link.end(), "prose")
+    if span is not None and _PLACE_LINK.search(link.group()) and _PLACE.fullmatch(text, *span):
+        return None  # "the token lives in 1Password"
+    if span is None and kind == "password" and _COPULA.search(link.group()):
+        chosen = _WORD_DIGITS.match(text, link.end())
+        if chosen is not None and not values.placeholder(chosen.group()):
+            return chosen.span()
+    return span
 
 
 def scan(text: str) -> Iterator[tuple[str, int, int]]:
