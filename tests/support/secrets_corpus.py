@@ -3907,6 +3907,32 @@ def _workos(r: _Rng) -> str:
     return "s" + "k" + r.choice(("_live_", "_test_")) + "a2V5Xz" + r.b64(52)
 
 
+def _dropbox_long_lived(r: _Rng) -> str:
+    return r.text(LOWER + DIGITS, 11) + "A" * 10 + r.text(LOWER + DIGITS + "_-", 43)
+
+
+def _gc_notify(r: _Rng) -> str:
+    return (
+        "gcn" + "tfy-" + r.choice(("billing", "alerts", "forms")) + "_" + r.text(LOWER, 5) + "-"
+        + r.uuid() + "-" + r.uuid()
+    )  # fmt: skip
+
+
+def _mercury(r: _Rng) -> str:
+    return "mercury" + "_production_" + r.text(LOWER, 4) + "_" + r.text(ALNUM, 44) + "_yrucrem"
+
+
+def _authress(r: _Rng) -> str:
+    return (
+        r.choice(("sc_", "ext_")) + r.text(LOWER + DIGITS, 12) + "." + r.text(LOWER + DIGITS, 5)
+        + ".acc" + "_" + r.text(LOWER + DIGITS, 20) + "." + r.text(LOWER + DIGITS + "+/=", 60)
+    )  # fmt: skip
+
+
+def _newrelic_insert(r: _Rng) -> str:
+    return "NR" + "II-" + r.text(ALNUM + "-_", 32)
+
+
 FIFTH_PROVIDERS = (
     _more("apify", _drawn("apify" + "_api_", ALNUM, 36), "APIFY_TOKEN", "Apify API token",
           "token API di Apify", "token API Apify", "https://api.apify.com/v2/acts"),
@@ -4053,6 +4079,26 @@ FIFTH_PROVIDERS = (
           "chiave API ElevenLabs", "khóa API ElevenLabs", "https://api.elevenlabs.io/v1/user"),
     _more("workos", _workos, "WORKOS_API_KEY", "WorkOS API key", "chiave API WorkOS",
           "khóa API WorkOS", "https://api.workos.com/organizations"),
+    _more("klaviyo", _drawn("p" + "k_", LOWER + DIGITS, 34), "KLAVIYO_PRIVATE_KEY",
+          "Klaviyo private key", "chiave privata Klaviyo", "khóa riêng Klaviyo",
+          "https://a.klaviyo.com/api/profiles/"),
+    _more("cartesia", _drawn("sk" + "_car_", ALNUM, 24), "CARTESIA_API_KEY", "Cartesia API key",
+          "chiave API Cartesia", "khóa API Cartesia", "https://api.cartesia.ai/voices"),
+    _more("dropbox-long-lived", _dropbox_long_lived, "DROPBOX_LONG_LIVED_TOKEN",
+          "Dropbox long-lived token", "token Dropbox di lunga durata", "token Dropbox dài hạn",
+          "https://api.dropboxapi.com/2/users/get_current_account"),
+    _more("gc-notify", _gc_notify, "NOTIFY_API_KEY", "GC Notify API key",
+          "chiave API GC Notify", "khóa API GC Notify", "https://api.notification.canada.ca/v2/"),
+    _more("lob", _drawn("li" + "ve_", HEX, 35), "LOB_API_KEY", "Lob API key", "chiave API Lob",
+          "khóa API Lob", "https://api.lob.com/v1/addresses"),
+    _more("mercury", _mercury, "MERCURY_API_TOKEN", "Mercury API token", "token API Mercury",
+          "token API Mercury", "https://api.mercury.com/api/v1/accounts"),
+    _more("authress", _authress, "AUTHRESS_KEY", "Authress service client key",
+          "chiave client di servizio Authress", "khóa client dịch vụ Authress",
+          "https://acme.api.authress.io/v1/users"),
+    _more("newrelic-insert", _newrelic_insert, "NEW_RELIC_INSERT_KEY", "New Relic insert key",
+          "chiave di inserimento New Relic", "khóa insert New Relic",
+          "https://insights-collector.newrelic.com/v1/accounts/1/events"),
     _more("voyage", _drawn("p" + "a-", B64URL, 43), "VOYAGE_API_KEY", "Voyage AI key",
           "chiave Voyage AI", "khóa Voyage AI", "https://api.voyageai.com/v1/embeddings"),
 )  # fmt: skip
