@@ -275,7 +275,8 @@ TOKENS: tuple[Token, ...] = (
     _prefixed("pypi-token", ("pypi-AgE",), _URLSAFE, 50, 512, None),
     _prefixed("gem-host-key", ("rubygems_",), _HEX, 48, 48),
     _prefixed("nuget-key", ("oy2",), "[a-z0-9]", 43, 43),
-    _prefixed("newrelic-key", ("NRAK-", "NRII-", "NRAA-", "NRJS-"), "[A-Za-z0-9]", 19, 40),
+    _prefixed("newrelic-key", ("NRAK-", "NRAA-", "NRJS-"), "[A-Za-z0-9]", 19, 40),
+    _prefixed("newrelic-key", ("NRII-",), "[A-Za-z0-9_-]", 19, 40),  # insert keys hold - and _
     Token(
         "terraform-token",
         (".atlasv1.",),
@@ -522,6 +523,32 @@ TOKENS: tuple[Token, ...] = (
     _prefixed("midtrans-key", ("Mid-server-",), _URLSAFE, 10, 40),
     _prefixed("elevenlabs-key", ("sk_",), _HEX, 48, 48),
     _prefixed("voyage-key", ("pa-",), _URLSAFE, 43, 43),
+    _prefixed("klaviyo-key", ("pk_",), "[a-z0-9]", 34, 34),  # Stripe's pk_live_ is public
+    _prefixed("cartesia-key", ("sk_car_",), "[A-Za-z0-9_]", 20, 64),
+    Token(  # a long-lived Dropbox token: eleven characters, ten A's, forty-three more
+        "dropbox-token",
+        ("AAAAAAAAAA",),
+        r"(?<![A-Za-z0-9_-])[a-z0-9]{11}AAAAAAAAAA[A-Za-z0-9_=-]{43}(?![A-Za-z0-9_=-])",
+        check=lambda v: values.random(v[21:]),
+    ),
+    Token(
+        "gc-notify-key",
+        ("gcntfy-",),
+        r"(?<![A-Za-z0-9_-])gcntfy-[a-z0-9_]{1,64}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
+        r"[0-9a-f]{12}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+    ),
+    _prefixed("lob-key", ("live_", "test_"), _HEX, 35, 35),  # live_pub_ keys are public
+    Token(
+        "mercury-token",
+        ("mercury_production_",),
+        r"mercury_production_[a-z]{3,6}_[A-Za-z0-9]{40,50}_yrucrem",
+    ),
+    Token(
+        "authress-key",
+        (".acc_", ".acc-"),
+        r"(?<![A-Za-z0-9_])(?:sc|ext|scauth|authress)_[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.acc[_-]"
+        r"[a-z0-9-]{10,32}\.[a-z0-9+/_=-]{30,120}(?![a-z0-9+/_=-])",
+    ),
     # JWTs: signed, unsigned (`alg: none`, an empty signature), with an opaque payload, and
     # wrapped in base64.
     Token(
