@@ -30,10 +30,13 @@ def test_the_token_table_on_the_corpus_short_and_long() -> None:
     for text in texts:
         assert table.wanted(text) == _every_marker(table, text), text
     rng = random.Random(7)
-    for _ in range(20):  # texts past the short limit take the first-character path
+    for _ in range(20):  # long texts of many characters: their pairs
         long = " ".join(rng.sample(texts, 60))
         assert len(long) > markers._SHORT
         assert table.wanted(long) == _every_marker(table, long)
+    for unit in ("ghp_ ", "AKIA", "a_a_", "SK0 ", "xoxb-1 ", "pat. sk_", "eyJ."):
+        crafted = unit * (2 * markers._SHORT // len(unit))  # few characters: a search each
+        assert table.wanted(crafted) == _every_marker(table, crafted), unit
 
 
 def test_markers_of_one_character_on_the_short_path() -> None:
