@@ -123,7 +123,7 @@ _PLACE = Lazy(r"[0-9]{0,2}(?:[A-Z][a-z]{1,32}){1,4}[A-Z]{0,3}[0-9]{0,4}")
 # elsewhere it reads as a name (`python3`, `node18`).
 _COPULA = Lazy(r"(?:[:=]|[ \t](?:is|was|is now|è|era|là))[ \t]*[:=]?[ \t]+\Z", re.IGNORECASE)
 _WORD = Lazy(r"[^\s]{1,40}")
-_WORD_DIGITS = Lazy(r"[A-Za-z]{3,32}[0-9]{1,2}(?=[.,;:!?)]*(?:\s|\Z))")
+_WORD_DIGITS = Lazy(r"[A-Za-z]{3,32}[0-9]{1,2}(?=[.,;:!?)]{0,8}(?:\s|\Z))")
 _QUOTED = Lazy(  # a string, with C#'s `@"…"` and Python's `r"…"` `b"…"` prefixes
     r"""(?:@|[rRbBuUfF]{1,2})?(?:"((?:[^"\\\n]|\\.){0,1024})"|'((?:[^'\\\n]|\\.){0,1024})'"""
     r"""|`([^`\n]{0,1024})`)"""
