@@ -34,6 +34,7 @@ import string
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 SEED = 20261202
 CONTEXTS = ("code", "config", "log", "shell", "prose-en", "prose-it", "prose-vi")
@@ -1039,12 +1040,23 @@ FAMILIES: list[tuple[str, Callable[[_Rng], Made]]] = [
 ]
 
 
-def _family(name: str) -> Callable[[Callable[[_Rng], Made]], Callable[[_Rng], Made]]:
-    def register(made: Callable[[_Rng], Made]) -> Callable[[_Rng], Made]:
-        FAMILIES.append((name, made))
-        return made
+_Drawn = TypeVar("_Drawn")
 
-    return register
+
+def _into(families: list[tuple[str, _Drawn]]) -> Callable[[str], Callable[[_Drawn], _Drawn]]:
+    """A decorator factory that files each decorated generator in `families`, by name."""
+
+    def named(name: str) -> Callable[[_Drawn], _Drawn]:
+        def register(made: _Drawn) -> _Drawn:
+            families.append((name, made))
+            return made
+
+        return register
+
+    return named
+
+
+_family = _into(FAMILIES)
 
 
 # -- provider formats that are more than one token ---------------------------------------
@@ -2188,12 +2200,7 @@ Harmful = Callable[[_Rng], list[str]]
 NEGATIVE_FAMILIES: list[tuple[str, Harmful]] = []
 
 
-def _negative(name: str) -> Callable[[Harmful], Harmful]:
-    def register(made: Harmful) -> Harmful:
-        NEGATIVE_FAMILIES.append((name, made))
-        return made
-
-    return register
+_negative = _into(NEGATIVE_FAMILIES)
 
 
 def _cycle(templates: Sequence[Callable[[], str]], n: int = 11) -> list[str]:
@@ -3106,20 +3113,8 @@ LATER_FAMILIES: list[tuple[str, Callable[[_Rng], Made]]] = []
 LATER_NEGATIVES: list[tuple[str, Harmful]] = []
 
 
-def _later(name: str) -> Callable[[Callable[[_Rng], Made]], Callable[[_Rng], Made]]:
-    def register(made: Callable[[_Rng], Made]) -> Callable[[_Rng], Made]:
-        LATER_FAMILIES.append((name, made))
-        return made
-
-    return register
-
-
-def _later_negative(name: str) -> Callable[[Harmful], Harmful]:
-    def register(made: Harmful) -> Harmful:
-        LATER_NEGATIVES.append((name, made))
-        return made
-
-    return register
+_later = _into(LATER_FAMILIES)
+_later_negative = _into(LATER_NEGATIVES)
 
 
 INNER_SYMBOLS = "=!:@%&"  # legal inside an unquoted .env, ini or properties value
@@ -3371,20 +3366,8 @@ FOURTH_FAMILIES: list[tuple[str, Callable[[_Rng], Made]]] = []
 FOURTH_NEGATIVES: list[tuple[str, Harmful]] = []
 
 
-def _fourth(name: str) -> Callable[[Callable[[_Rng], Made]], Callable[[_Rng], Made]]:
-    def register(made: Callable[[_Rng], Made]) -> Callable[[_Rng], Made]:
-        FOURTH_FAMILIES.append((name, made))
-        return made
-
-    return register
-
-
-def _fourth_negative(name: str) -> Callable[[Harmful], Harmful]:
-    def register(made: Harmful) -> Harmful:
-        FOURTH_NEGATIVES.append((name, made))
-        return made
-
-    return register
+_fourth = _into(FOURTH_FAMILIES)
+_fourth_negative = _into(FOURTH_NEGATIVES)
 
 
 CHOSEN_SYMBOLS = "!@#$%&*?~^"  # what sites ask a chosen password to hold
@@ -4106,20 +4089,8 @@ FIFTH_FAMILIES = [(p.family, _provider_samples(p)) for p in FIFTH_PROVIDERS]
 FIFTH_NEGATIVES: list[tuple[str, Harmful]] = []
 
 
-def _fifth(name: str) -> Callable[[Callable[[_Rng], Made]], Callable[[_Rng], Made]]:
-    def register(made: Callable[[_Rng], Made]) -> Callable[[_Rng], Made]:
-        FIFTH_FAMILIES.append((name, made))
-        return made
-
-    return register
-
-
-def _fifth_negative(name: str) -> Callable[[Harmful], Harmful]:
-    def register(made: Harmful) -> Harmful:
-        FIFTH_NEGATIVES.append((name, made))
-        return made
-
-    return register
+_fifth = _into(FIFTH_FAMILIES)
+_fifth_negative = _into(FIFTH_NEGATIVES)
 
 
 @_fifth("prose-password-word-digits")
