@@ -4130,6 +4130,80 @@ def _where_kept(r: _Rng) -> list[str]:
     )
 
 
+# -- issue 20, 2026-12-05, second stop: more documented prefixes ------------------------
+# Shapes whose prefix their provider documents and that the rules did not know, drawn
+# from a generator of their own (seed + 5), written before the rules that catch them.
+
+
+def _stripe_prod(r: _Rng) -> str:
+    return r.choice(("sk", "rk")) + "_pr" + "od_" + r.text(ALNUM, r.randint(24, 99))
+
+
+def _checkout(r: _Rng) -> str:
+    # Checkout.com's secret keys of the first API: `sk_`, `sk_test_`, and a UUID.
+    return "s" + "k_" + r.choice(("", "test_")) + r.uuid()
+
+
+def _zoho_zapi(r: _Rng) -> str:
+    return "100" + "3." + r.text(HEX, 32) + "." + r.text(HEX, 32)
+
+
+def _yandex_iam(r: _Rng) -> str:
+    return "t" + "1." + r.text(B64URL, r.randint(40, 60)) + "." + r.text(B64URL, 86)
+
+
+def _huggingface_one_case(r: _Rng) -> str:
+    # The documented shape is `hf_` (`api_org_` for the old organization tokens) and
+    # letters; tokens of one case are drawn too.
+    body = r.text(LETTERS, 34)
+    return r.choice(("hf" + "_", "api" + "_org_")) + r.choice((body.lower(), body.upper(), body))
+
+
+SIXTH_PROVIDERS = (
+    _more("endorlabs", _drawn("endr" + "+", ALNUM + "-", 16), "ENDOR_API_CREDENTIALS_KEY",
+          "Endor Labs API key", "chiave API Endor Labs", "khóa API Endor Labs",
+          "https://api.endorlabs.com/v1/namespaces"),
+    _more("sourcegraph-local", _drawn("sgp" + "_local_", HEX, 40), "SRC_ACCESS_TOKEN",
+          "Sourcegraph access token", "token di accesso Sourcegraph", "token truy cập Sourcegraph",
+          "https://sourcegraph.com/.api/graphql"),
+    _more("stripe-prod", _stripe_prod, "STRIPE_SECRET_KEY", "Stripe secret key",
+          "chiave segreta Stripe", "khóa bí mật Stripe", "https://api.stripe.com/v1/charges"),
+    _more("checkout", _checkout, "CKO_SECRET_KEY", "Checkout.com secret key",
+          "chiave segreta Checkout.com", "khóa bí mật Checkout.com",
+          "https://api.checkout.com/payments"),
+    _more("zoho-zapi", _zoho_zapi, "ZOHO_ZAPI_KEY", "Zoho ZAPI key", "chiave ZAPI di Zoho",
+          "khóa ZAPI Zoho", "https://www.zohoapis.com/crm/v7/functions"),
+    _more("yandex-iam", _yandex_iam, "YC_IAM_TOKEN", "Yandex Cloud IAM token",
+          "token IAM di Yandex Cloud", "token IAM Yandex Cloud",
+          "https://resource-manager.api.cloud.yandex.net/resource-manager/v1/clouds"),
+    _more("rainforest", _drawn("api" + "key_", HEX, 64), "RAINFOREST_API_KEY",
+          "Rainforest API key", "chiave API Rainforest", "khóa API Rainforest",
+          "https://api.rainforestpay.com/v1/payins"),
+    _more("huggingface-one-case", _huggingface_one_case, "HF_TOKEN", "Hugging Face token",
+          "token Hugging Face", "token Hugging Face", "https://huggingface.co/api/whoami-v2"),
+)  # fmt: skip
+SIXTH_FAMILIES = [(p.family, _provider_samples(p)) for p in SIXTH_PROVIDERS]
+SIXTH_NEGATIVES: list[tuple[str, Harmful]] = []
+_sixth_negative = _into(SIXTH_NEGATIVES)
+
+
+@_sixth_negative("names-near-the-new-prefixes")
+def _near_new_prefixes(r: _Rng) -> list[str]:
+    """Code and notes that hold the new prefixes with no token after them: Hugging Face's
+    own function names, a cache key, a Yandex IAM docs link, a Stripe fixture's name."""
+    return _cycle(
+        (
+            lambda: f"path = hf_hub_download(repo_id='acme/{r.choice(WORDS)}', filename='model.bin')",
+            lambda: "export HF_HUB_ENABLE_HF_TRANSFER=1 before hf_transfer downloads",
+            lambda: f"cache key is apikey_{r.choice(WORDS)}_v2 in redis",
+            lambda: "Get a t1. token with `yc iam create-token`, valid for 12 hours.",
+            lambda: f"fixture name sk_prod_{r.choice(WORDS)} in tests/stripe_fixtures.py",
+            lambda: f"api_org_settings and hf_{r.choice(WORDS)}_cache live in config/hub.py",
+            lambda: f"released 1003.{r.number(2)} to the beta channel",
+        ),
+    )
+
+
 # -- the corpus ---------------------------------------------------------------------------
 
 
@@ -4176,6 +4250,15 @@ def build(seed: int = SEED) -> tuple[tuple[Sample, ...], tuple[Harmless, ...]]:
     )
     negatives += tuple(
         Harmless(family, text) for family, made in FIFTH_NEGATIVES for text in made(fifth)
+    )
+    sixth = _Rng(seed + 5)
+    positives += tuple(
+        Sample(family, context, text, secret)
+        for family, made in SIXTH_FAMILIES
+        for context, text, secret in made(sixth)
+    )
+    negatives += tuple(
+        Harmless(family, text) for family, made in SIXTH_NEGATIVES for text in made(sixth)
     )
     return positives, negatives
 
