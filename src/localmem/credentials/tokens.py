@@ -84,6 +84,16 @@ def _prefixed(
     return Token(kind, prefixes, source, check=fits, body=body, minimum=shortest)
 
 
+def _letters(value: str) -> bool:
+    """The letters of a token: varied, in both cases or in one (a name in code has `_`)."""
+    return values.mixed(value) or (len(set(value.lower())) >= 12 and not values.made_up(value))
+
+
+def _varied(value: str) -> bool:
+    """A short body drawn from letters and digits, or from letters of both cases."""
+    return values.random(value) or values.mixed(value)
+
+
 def _jwt_header(value: str) -> bool:
     """A JWT's first part decodes to a JSON header naming its algorithm or its type."""
     head = value.split(".", 1)[0]
@@ -187,7 +197,7 @@ TOKENS: tuple[Token, ...] = (
     # prefixes (`+`, `/`, padding).
     _prefixed(
         "stripe-key",
-        ("sk_live_", "rk_live_", "sk_test_", "rk_test_"),
+        ("sk_live_", "rk_live_", "sk_test_", "rk_test_", "sk_prod_", "rk_prod_"),
         "[A-Za-z0-9+/]",
         16,
         255,
@@ -211,7 +221,7 @@ TOKENS: tuple[Token, ...] = (
     _prefixed("xai-key", ("xai-",), _ALNUM, 60, 100),
     _prefixed("perplexity-key", ("pplx-",), _ALNUM, 40, 64),
     _prefixed("replicate-token", ("r8_",), _ALNUM, 30, 48),
-    _prefixed("huggingface-token", ("hf_", "api_org_"), "[A-Za-z]", 30, 40, values.mixed),
+    _prefixed("huggingface-token", ("hf_", "api_org_"), "[A-Za-z]", 30, 40, _letters),
     # AWS: access key ids (the secret key beside one is `named.py`'s), STS session tokens.
     Token(
         "aws-access-key",
@@ -309,7 +319,8 @@ TOKENS: tuple[Token, ...] = (
     Token(
         "sourcegraph-token",
         ("sgp_", "sgph_", "sgs_"),
-        r"(?<![A-Za-z0-9_])sg(?:p|ph|s)_(?:[a-fA-F0-9]{16}_)?[a-fA-F0-9]{40}(?![A-Za-z0-9_])",
+        r"(?<![A-Za-z0-9_])sg(?:p|ph|s)_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}"
+        r"(?![A-Za-z0-9_])",
     ),
     _prefixed("databricks-token", ("dapi",), "[a-f0-9]", 32, 32),
     _prefixed("openshift-token", ("sha256~",), _URLSAFE, 43, 43),  # OAuth access tokens
@@ -495,9 +506,23 @@ TOKENS: tuple[Token, ...] = (
     _prefixed("woocommerce-key", ("ck_", "cs_"), _HEX, 40, 40),
     Token(
         "zoho-token",
-        ("1000.", "1001."),
-        r"(?<![A-Za-z0-9.])100[01]\.[a-f0-9]{32}\.[a-f0-9]{32}(?![A-Za-z0-9])",
+        ("1000.", "1001.", "1003."),  # OAuth tokens; 1003. is a ZAPI key
+        r"(?<![A-Za-z0-9.])100[013]\.[a-f0-9]{32}\.[a-f0-9]{32}(?![A-Za-z0-9])",
     ),
+    Token(  # Checkout.com's keys of its first API: a UUID after `sk_` or `sk_test_`
+        "checkout-key",
+        ("sk_",),
+        r"(?<![A-Za-z0-9_])sk_(?:test_)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
+        r"[0-9a-f]{12}(?![A-Za-z0-9_-])",
+    ),
+    _prefixed("endor-key", ("endr+",), "[A-Za-z0-9-]", 16, 16, _varied),
+    Token(  # Yandex Cloud IAM tokens: `t1.`, a base64url part, a dot, 86 characters
+        "yandex-token",
+        ("t1.",),
+        r"(?<![A-Za-z0-9_.-])t1\.[A-Za-z0-9_-]{16,200}={0,2}\.[A-Za-z0-9_-]{86}={0,2}"
+        r"(?![A-Za-z0-9_=-])",
+    ),
+    _prefixed("rainforest-key", ("apikey_",), _HEX, 64, 64),
     Token(
         "plaid-token",
         ("access-sandbox-", "access-development-", "access-production-"),
