@@ -4193,7 +4193,7 @@ def _near_new_prefixes(r: _Rng) -> list[str]:
     own function names, a cache key, a Yandex IAM docs link, a Stripe fixture's name."""
     return _cycle(
         (
-            lambda: f"path = hf_hub_download(repo_id='acme/{r.choice(WORDS)}', filename='model.bin')",
+            lambda: f"path = hf_hub_download(repo_id='acme/{r.choice(WORDS)}', filename='m.bin')",
             lambda: "export HF_HUB_ENABLE_HF_TRANSFER=1 before hf_transfer downloads",
             lambda: f"cache key is apikey_{r.choice(WORDS)}_v2 in redis",
             lambda: "Get a t1. token with `yc iam create-token`, valid for 12 hours.",
