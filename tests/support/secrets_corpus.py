@@ -4152,11 +4152,21 @@ def _yandex_iam(r: _Rng) -> str:
     return "t" + "1." + r.text(B64URL, r.randint(40, 60)) + "." + r.text(B64URL, 86)
 
 
-def _huggingface_one_case(r: _Rng) -> str:
-    # The documented shape is `hf_` (`api_org_` for the old organization tokens) and
-    # letters; tokens of one case are drawn too.
-    body = r.text(LETTERS, 34)
-    return r.choice(("hf" + "_", "api" + "_org_")) + r.choice((body.lower(), body.upper(), body))
+def _azure_shir(r: _Rng) -> str:
+    # An Azure Data Factory self-hosted integration runtime's key: `IR@`, the runtime's
+    # GUID, the factory, its region, and a base64 key.
+    factory = "adf-" + r.choice(("shop", "billing", "etl")) + "-" + r.number(3)
+    return (
+        "I"
+        + "R@"
+        + r.uuid()
+        + "@"
+        + factory
+        + "@"
+        + r.choice(("we", "ne", "eus"))
+        + "@"
+        + r.b64(32)
+    )
 
 
 SIXTH_PROVIDERS = (
@@ -4179,8 +4189,9 @@ SIXTH_PROVIDERS = (
     _more("rainforest", _drawn("api" + "key_", HEX, 64), "RAINFOREST_API_KEY",
           "Rainforest API key", "chiave API Rainforest", "khóa API Rainforest",
           "https://api.rainforestpay.com/v1/payins"),
-    _more("huggingface-one-case", _huggingface_one_case, "HF_TOKEN", "Hugging Face token",
-          "token Hugging Face", "token Hugging Face", "https://huggingface.co/api/whoami-v2"),
+    _more("azure-shir", _azure_shir, "SHIR_AUTH_KEY", "integration runtime key",
+          "chiave del runtime di integrazione", "khóa runtime tích hợp",
+          "https://management.azure.com/subscriptions"),
 )  # fmt: skip
 SIXTH_FAMILIES = [(p.family, _provider_samples(p)) for p in SIXTH_PROVIDERS]
 SIXTH_NEGATIVES: list[tuple[str, Harmful]] = []
@@ -4200,6 +4211,57 @@ def _near_new_prefixes(r: _Rng) -> list[str]:
             lambda: f"fixture name sk_prod_{r.choice(WORDS)} in tests/stripe_fixtures.py",
             lambda: f"api_org_settings and hf_{r.choice(WORDS)}_cache live in config/hub.py",
             lambda: f"released 1003.{r.number(2)} to the beta channel",
+        ),
+    )
+
+
+@_sixth_negative("code-and-pages-that-look-like-keys")
+def _look_like_keys(r: _Rng) -> list[str]:
+    """What a scanner's own negative tests list, in our words: minified code with a
+    `!1` in it, a wiki page whose name is `API-` and a hex id, forms' and headers'
+    anti-forgery tokens (in every page a server sends), a command that reads a key, a
+    long `hf_` field name in C, keys typed to look real (an alphabet run, `…Here`), and
+    an id given to a credential's record."""
+
+    def mixed(n: int) -> str:
+        return r.text(ALNUM, n)
+
+    parts = ("measurement", "report", "configuration", "parameters", "serving", "cell")
+
+    def field() -> str:
+        return "hf_" + "".join(r.choice(parts) for _ in range(4))
+
+    return _cycle(
+        (
+            lambda: (
+                f"{r.choice(LOWER)}.keyMode={r.choice(LOWER)},{r.choice(LOWER)}.hasKey=!1,"
+                f"e.n={r.randint(2, 9)}"
+            ),
+            lambda: (
+                f"The API notes are at https://acme-team.notion.site/API-{r.text(HEX, 32).upper()}"
+            ),
+            lambda: f'<input type="hidden" name="authenticity_token" value="{r.b64url(64)}" />',
+            lambda: f"X-CSRF-Token: {r.b64(48)}",
+            lambda: f"csrf-token={r.b64(64)}",
+            lambda: "SUMO_ACCESS_KEY=`vault kv get -field=key secret/sumo`",
+            lambda: f'  {{ &{field()}_h_prio, {{ "Priority", "gsm.prio", FT_UINT8 }} }},',
+            lambda: (
+                "sk-"
+                + "ant-api03-"
+                + "abc123xyz-"
+                + r.text(HEX, 6)
+                + "-klmnopqrstuvwx-"
+                + r.text(DIGITS, 4)
+                + "AA"
+            ),
+            lambda: (
+                "xo"
+                + "xe.xoxp-1-"
+                + r.choice(("SlackApp", "Workspace", "Bot"))
+                + "ConfigurationTokenHere"
+            ),
+            lambda: f'  "credentialId": "{mixed(22)}",',
+            lambda: f"clientId: {mixed(22)}",
         ),
     )
 
