@@ -56,7 +56,7 @@ SECRETS = [
         None,
     ),
     ("sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc", "[redacted: stripe-key]", None),
-    ("rk_test_" + "51H8xYz2AbCdEfGh3IjK", "[redacted: stripe-key]", None),
+    ("rk_test_" + "51H8xYz2QwPmRtLk3VnZ", "[redacted: stripe-key]", None),
     (
         "OPENAI_API_KEY is sk-" + "proj-Ab3dEf6hIj9kLm2nOp5q",
         "OPENAI_API_KEY is [redacted: openai-key]",

@@ -50,7 +50,11 @@ _NOT_CHOSEN = Lazy(r"[(){}\[\]<>/\\]|%[0-9A-Fa-f]{2}|@v?[0-9]{1,4}(?:\.[0-9]{1,8
 # What code holds with every class of character, so never a password on its own: a
 # reference (`~pkg.Retry`, `.*Ultra-5`, `@decorator`), a colour (`border:#FF0000`), a
 # character range (`a-zA-Z0-9_$`).
-_NOT_DRAWN = Lazy(r"\A[~.@?#*]|#[0-9A-Fa-f]{3,8}(?![0-9A-Za-z])|a-z|A-Z|0-9")
+# A statement list of minified code (`o.mode=n,o.hasKey=!1`): a second name given a value.
+_NOT_DRAWN = Lazy(
+    r"\A[~.@?#*]|#[0-9A-Fa-f]{3,8}(?![0-9A-Za-z])|a-z|A-Z|0-9"
+    r"|=[^=,;]{0,40}[,;][A-Za-z_$][\w$.]{0,40}=(?!=)"
+)
 _DRAWN_SYMBOL = Lazy(r"[!@#$%^&?~]")  # `*` alone is as often a product (`Integer*1`)
 _DRAWN_MOST = 40  # longer runs of every class are base64 and the like: `loose` reads them
 # What gives the value in the sentence: "is", "è", "là", "now", a colon, an equals sign.
@@ -246,7 +250,7 @@ def scan(text: str) -> Iterator[tuple[str, int, int]]:
             continue
         start, end = match.span()
         before, after = _sentence(text, start, end)
-        if not _cued(before, after):
+        if not _cued(before, after) or values.given_to_other(text, start):
             continue
         near = [w.lower() for w in _NAME_WORDS.findall(text[max(0, start - _NEAR) : start])]
         if near and near[-1] in ("is", "è", "là", "was") and len(near) > 1:

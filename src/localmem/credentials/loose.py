@@ -48,6 +48,7 @@ _TYPED_ID = Lazy(r"[a-z]{1,8}_")
 _HOST_TAIL = Lazy(r"(?:\.[a-z][a-z0-9-]{0,62}){1,8}\.[a-z]{2,12}\Z")
 _BLOCK = 16384  # how far back a PEM block's BEGIN line is looked for
 _LOOK_BACK = 24
+
 _MIN_BITS = 3.6  # Shannon entropy per character; random base62 of 24 characters has about 4.2
 
 
@@ -71,6 +72,8 @@ def _generated(value: str) -> bool:
         return False  # a host and its path
     if _HOST_TAIL.search(body):
         return False  # x7…q.apps.googleusercontent.com, …​.blob.core.windows.net: a host name
+    if values.typed_token(body):
+        return False  # sk-ant-api03-abc123xyz-…-klmnopqrstuvwx-…: typed, not drawn
     # The longest piece between separators is the generated part: `BSD-3-Clause-No-Nuclear`
     # and `RE2_OPTIONS.never_capture` are words joined, `Rps15JICmtRVbFyS_95hou…` is not.
     pieces = _SEPARATORS.split(body)
@@ -199,6 +202,7 @@ def scan(text: str) -> Iterator[tuple[str, int, int]]:
         if _inside_public_block(text, start) or "public" in before:
             continue  # a certificate's lines, `public_key = "…"`
         if _generated(value):
-            yield KIND, start, end
+            if not values.given_to_other(text, start):
+                yield KIND, start, end
         elif _basic_pair(value):
             yield BASIC, start, end

@@ -167,6 +167,8 @@ def _kind_of(words: list[str]) -> tuple[str, bool] | None:
     last = words[-1]
     if "public" in words:
         return None  # publicKeyToken, PUBLIC_KEY: published on purpose
+    if values.anti_forgery(words):
+        return None  # X-CSRF-Token, authenticity_token: in every page the server sends
     if "aws" in words and "secret" in words:
         return "aws-secret-key", False
     if last == "key" and len(words) > 1 and words[-2] in _KEY_QUALIFIERS:
@@ -197,6 +199,8 @@ def _value(text: str, at: int, mode: str) -> tuple[int, int] | None:
             return None  # `if token == "struct"`: a parser's word, not a password
         if mode == "prose" and (len(inner) < 4 or any(ch.isspace() for ch in inner)):
             return None  # the password is 'blooberry': quoted, one word is enough
+        if group == 3 and any(ch.isspace() for ch in inner):
+            return None  # KEY=`vault kv get …`: a shell runs it, the output is the key
         if mode == "token" and not values.token_like(inner):
             return None
         if inner.lower() in _CODE_WORDS:

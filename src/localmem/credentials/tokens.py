@@ -84,9 +84,8 @@ def _prefixed(
     return Token(kind, prefixes, source, check=fits, body=body, minimum=shortest)
 
 
-def _letters(value: str) -> bool:
-    """The letters of a token: varied, in both cases or in one (a name in code has `_`)."""
-    return values.mixed(value) or (len(set(value.lower())) >= 12 and not values.made_up(value))
+def _not_hex(value: str) -> bool:
+    return values.random(value) and not all(ch in "0123456789ABCDEF" for ch in value)
 
 
 def _varied(value: str) -> bool:
@@ -149,7 +148,7 @@ TOKENS: tuple[Token, ...] = (
     Token(
         "slack-webhook",
         ("hooks.slack.com",),
-        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{8,256}",
+        r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{8,256}",
         check=lambda v: values.random(v.rsplit("/", 1)[-1]),
     ),
     Token(  # a Teams channel's incoming webhook: whoever holds the URL posts to it
@@ -221,7 +220,7 @@ TOKENS: tuple[Token, ...] = (
     _prefixed("xai-key", ("xai-",), _ALNUM, 60, 100),
     _prefixed("perplexity-key", ("pplx-",), _ALNUM, 40, 64),
     _prefixed("replicate-token", ("r8_",), _ALNUM, 30, 48),
-    _prefixed("huggingface-token", ("hf_", "api_org_"), "[A-Za-z]", 30, 40, _letters),
+    _prefixed("huggingface-token", ("hf_", "api_org_"), "[A-Za-z]", 30, 40, values.mixed),
     # AWS: access key ids (the secret key beside one is `named.py`'s), STS session tokens.
     Token(
         "aws-access-key",
@@ -446,7 +445,9 @@ TOKENS: tuple[Token, ...] = (
     _prefixed("neon-key", ("napi_",), _ALNUM, 64, 64),
     _prefixed("nvidia-key", ("nvapi-",), _URLSAFE, 60, 70),
     _prefixed("nylas-key", ("nyk_",), _ALNUM, 60, 80),
-    _prefixed("octopus-key", ("API-",), "[A-Z0-9]", 26, 32),
+    # Octopus draws from letters and digits; a body of hex digits alone is a page's or a
+    # record's id (`…notion.site/API-<32 hex>`).
+    _prefixed("octopus-key", ("API-",), "[A-Z0-9]", 26, 32, _not_hex),
     _prefixed(
         "onfido-token",
         ("api_live.", "api_live_us.", "api_live_ca.", "api_sandbox.", "api_sandbox_us."),
@@ -523,6 +524,12 @@ TOKENS: tuple[Token, ...] = (
         r"(?![A-Za-z0-9_=-])",
     ),
     _prefixed("rainforest-key", ("apikey_",), _HEX, 64, 64),
+    Token(  # an Azure Data Factory self-hosted integration runtime's key
+        "azure-runtime-key",
+        ("IR@",),
+        r"(?<![A-Za-z0-9])IR@[0-9A-Za-z]{8}-[0-9A-Za-z]{4}-[0-9A-Za-z]{4}-[0-9A-Za-z]{4}-"
+        r"[0-9A-Za-z]{12}@[A-Za-z0-9_-]{1,63}@[A-Za-z0-9]{1,12}@[A-Za-z0-9+/]{40,88}={0,2}",
+    ),
     Token(
         "plaid-token",
         ("access-sandbox-", "access-development-", "access-production-"),
@@ -628,8 +635,9 @@ def scan(text: str) -> Iterator[tuple[str, int, int]]:
 
 
 def _fits(rule: Token, value: str) -> bool:
-    """The rule's own check, and not a value typed to fill the shape (`SG.xxxx…`)."""
-    return (rule.check is None or rule.check(value)) and not values.made_up(value)
+    """The rule's own check, and not a value typed to fill the shape (`SG.xxxx…`,
+    `xoxp-1-…TokenHere`)."""
+    return not values.typed_token(value) and (rule.check is None or rule.check(value))
 
 
 _RUNS: dict[str, Lazy] = {}

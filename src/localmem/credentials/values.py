@@ -60,6 +60,16 @@ _MADE_UP = Lazy(
     r"|123456|234567|345678|456789|567890"
 )
 _EXAMPLE = Lazy(r"example|dummy|sample|fake|placeholder|changeme")
+# Eight letters or digits in order (`klmnopqr`, `12345678`): typed, never drawn (a drawn
+# character follows the one before it in order one time in 36 or more). Only for drawn
+# tokens: a password people choose may well end in `12345678`.
+_ALPHABET_RUN = Lazy(
+    "|".join(
+        alphabet[i : i + 8]
+        for alphabet in ("abcdefghijklmnopqrstuvwxyz", "0123456789")
+        for i in range(len(alphabet) - 7)
+    )
+)
 _ELISION_CHARS = frozenset(".*x•_-X#?0:")
 _IDENTIFIER = Lazy(  # camelCase, PascalCase, snake_case, UPPER_SNAKE: names in code
     r"[A-Za-z][a-z0-9]{0,64}(?:[A-Z][a-z0-9]{0,64}){1,16}|[a-z][a-z0-9]{0,64}(?:_[a-z0-9]{1,64}){1,16}"
@@ -123,9 +133,22 @@ def placeholder(value: str) -> bool:
         _WORD.fullmatch(lowered.replace("_", "-")) is not None
     ):
         return True  # your-api-key-here, insert_token_here
-    if _EXAMPLE.search(lowered) or lowered.endswith("here"):
-        return True  # AKIAIOSFODNN7EXAMPLE, somefakekey, ...TokenHere: the documentation's own
+    if documented(lowered):
+        return True
     return _made_up(lowered)
+
+
+def typed_token(value: str) -> bool:
+    """A provider's token typed to fill its shape, not drawn: made up as any value is,
+    an alphabet run (`sk-ant-api03-abc123xyz-…-klmnopqrstuvwx-…`), or the documentation's
+    words (`xoxp-1-…TokenHere`)."""
+    lowered = value.lower()
+    return _ALPHABET_RUN.search(lowered) is not None or documented(lowered) or _made_up(lowered)
+
+
+def documented(lowered: str) -> bool:
+    """The documentation's own: AKIAIOSFODNN7EXAMPLE, somefakekey, …TokenHere."""
+    return _EXAMPLE.search(lowered) is not None or lowered.endswith("here")
 
 
 def made_up(value: str) -> bool:
@@ -177,6 +200,38 @@ def _drawn_around_runs(lowered: str) -> bool:
     while `sk-xxxxxxxx…` or `AKIA0000…` has little left around them."""
     rest = _RUN.sub("", lowered)
     return len(rest) >= 32 and len(set(rest)) >= 16
+
+
+_NAME_BACK = 96  # how far back the name a value is given to is read
+# The name a value is given to (`clientId: …`, `"credential_id": "…"`), and a form's
+# `name="authenticity_token" value="…"`: both read backwards from the value, so each
+# is one anchored match, whatever the text before it.
+_GIVEN_TO = Lazy(r"""["'`]?[ \t]*(?:=:|[:=])[ \t]*["'`]?([\w.-]{1,64})""")
+_FORM_NAME = Lazy(r"""[ \t]+["']([\w.-]{1,64})["']=eman""")
+_NAME_PARTS = Lazy(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")  # credentialId: credential, Id
+
+
+def anti_forgery(words: list[str]) -> bool:
+    """A name's words (lower case) name an anti-forgery token (`X-CSRF-Token`, Rails'
+    `authenticity_token`): sent in every page a server serves, tied to a session."""
+    return any(word.startswith(("csrf", "xsrf")) or word == "authenticity" for word in words)
+
+
+def given_to_other(text: str, start: int) -> bool:
+    """The value at `start` is given to a record's id (`clientId: …`, `"credential_id":
+    "…"`: ids are not secrets, a session's excepted) or to an anti-forgery token."""
+    back = text[max(0, start - _NAME_BACK) : start][::-1]
+    given = _GIVEN_TO.match(back)
+    if given is None:
+        return False
+    name = given.group(1)[::-1]
+    if name == "value":
+        form = _FORM_NAME.match(back, given.end())
+        name = form.group(1)[::-1] if form is not None else name
+    words = [w.lower() for w in _NAME_PARTS.findall(name)]
+    if anti_forgery(words):
+        return True
+    return bool(words) and words[-1] in ("id", "ids") and "session" not in words
 
 
 def reference(value: str) -> bool:
