@@ -4269,60 +4269,31 @@ def _look_like_keys(r: _Rng) -> list[str]:
 # -- the corpus ---------------------------------------------------------------------------
 
 
+# Each draw has a generator of its own (seed + its number), so a draw added later leaves
+# the samples of the earlier ones as they were: the commit order shows which came first.
+DRAWS: tuple[tuple[list[tuple[str, Callable[[_Rng], Made]]], list[tuple[str, Harmful]]], ...] = (
+    (FAMILIES, NEGATIVE_FAMILIES),
+    (MORE_FAMILIES, []),
+    (LATER_FAMILIES, LATER_NEGATIVES),
+    (FOURTH_FAMILIES, FOURTH_NEGATIVES),
+    (FIFTH_FAMILIES, FIFTH_NEGATIVES),
+    (SIXTH_FAMILIES, SIXTH_NEGATIVES),
+)
+
+
 def build(seed: int = SEED) -> tuple[tuple[Sample, ...], tuple[Harmless, ...]]:
-    """Every family's samples in a fixed order, from one generator seeded with `seed`."""
-    r = _Rng(seed)
-    positives = tuple(
-        Sample(family, context, text, secret)
-        for family, made in FAMILIES
-        for context, text, secret in made(r)
-    )
-    negatives = tuple(
-        Harmless(family, text) for family, made in NEGATIVE_FAMILIES for text in made(r)
-    )
-    later = _Rng(seed + 1)
-    positives += tuple(
-        Sample(family, context, text, secret)
-        for family, made in MORE_FAMILIES
-        for context, text, secret in made(later)
-    )
-    third = _Rng(seed + 2)
-    positives += tuple(
-        Sample(family, context, text, secret)
-        for family, made in LATER_FAMILIES
-        for context, text, secret in made(third)
-    )
-    negatives += tuple(
-        Harmless(family, text) for family, made in LATER_NEGATIVES for text in made(third)
-    )
-    fourth = _Rng(seed + 3)  # a generator of its own: the samples above stay as they were
-    positives += tuple(
-        Sample(family, context, text, secret)
-        for family, made in FOURTH_FAMILIES
-        for context, text, secret in made(fourth)
-    )
-    negatives += tuple(
-        Harmless(family, text) for family, made in FOURTH_NEGATIVES for text in made(fourth)
-    )
-    fifth = _Rng(seed + 4)
-    positives += tuple(
-        Sample(family, context, text, secret)
-        for family, made in FIFTH_FAMILIES
-        for context, text, secret in made(fifth)
-    )
-    negatives += tuple(
-        Harmless(family, text) for family, made in FIFTH_NEGATIVES for text in made(fifth)
-    )
-    sixth = _Rng(seed + 5)
-    positives += tuple(
-        Sample(family, context, text, secret)
-        for family, made in SIXTH_FAMILIES
-        for context, text, secret in made(sixth)
-    )
-    negatives += tuple(
-        Harmless(family, text) for family, made in SIXTH_NEGATIVES for text in made(sixth)
-    )
-    return positives, negatives
+    """Every family's samples in a fixed order, each draw from its own seeded generator."""
+    positives: list[Sample] = []
+    negatives: list[Harmless] = []
+    for number, (families, harmless) in enumerate(DRAWS):
+        r = _Rng(seed + number)
+        positives += (
+            Sample(family, context, text, secret)
+            for family, made in families
+            for context, text, secret in made(r)
+        )
+        negatives += (Harmless(family, text) for family, made in harmless for text in made(r))
+    return tuple(positives), tuple(negatives)
 
 
 POSITIVES, NEGATIVES = build()
