@@ -637,7 +637,7 @@ def scan(text: str) -> Iterator[tuple[str, int, int]]:
 def _fits(rule: Token, value: str) -> bool:
     """The rule's own check, and not a value typed to fill the shape (`SG.xxxx…`,
     `xoxp-1-…TokenHere`)."""
-    return not values.typed_token(value) and (rule.check is None or rule.check(value))
+    return (rule.check is None or rule.check(value)) and not values.typed_token(value)
 
 
 _RUNS: dict[str, Lazy] = {}
