@@ -49,8 +49,8 @@ _SYMBOL = Lazy(r"[!@#$%^&*~?]")  # a password's symbols (not base64's `+/=`)
 _NOT_CHOSEN = Lazy(r"[(){}\[\]<>/\\]|%[0-9A-Fa-f]{2}|@v?[0-9]{1,4}(?:\.[0-9]{1,8}){0,4}\Z|#L[0-9]")
 # What code holds with every class of character, so never a password on its own: a
 # reference (`~pkg.Retry`, `.*Ultra-5`, `@decorator`), a colour (`border:#FF0000`), a
-# character range (`a-zA-Z0-9_$`).
-# A statement list of minified code (`o.mode=n,o.hasKey=!1`): a second name given a value.
+# character range (`a-zA-Z0-9_$`), a statement list of minified code
+# (`o.mode=n,o.hasKey=!1`: a second name given a value).
 _NOT_DRAWN = Lazy(
     r"\A[~.@?#*]|#[0-9A-Fa-f]{3,8}(?![0-9A-Za-z])|a-z|A-Z|0-9"
     r"|=[^=,;]{0,40}[,;][A-Za-z_$][\w$.]{0,40}=(?!=)"

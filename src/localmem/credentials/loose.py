@@ -48,7 +48,6 @@ _TYPED_ID = Lazy(r"[a-z]{1,8}_")
 _HOST_TAIL = Lazy(r"(?:\.[a-z][a-z0-9-]{0,62}){1,8}\.[a-z]{2,12}\Z")
 _BLOCK = 16384  # how far back a PEM block's BEGIN line is looked for
 _LOOK_BACK = 24
-
 _MIN_BITS = 3.6  # Shannon entropy per character; random base62 of 24 characters has about 4.2
 
 

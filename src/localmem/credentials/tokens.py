@@ -85,6 +85,7 @@ def _prefixed(
 
 
 def _not_hex(value: str) -> bool:
+    """A body drawn from letters and digits that is not hexadecimal digits alone."""
     return values.random(value) and not all(ch in "0123456789ABCDEF" for ch in value)
 
 
