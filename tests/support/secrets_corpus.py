@@ -4266,6 +4266,24 @@ def _look_like_keys(r: _Rng) -> list[str]:
     )
 
 
+@_sixth_negative("sops-encrypted-values")
+def _sops(r: _Rng) -> list[str]:
+    """Values a secrets tool has encrypted (SOPS: `ENC[AES256_GCM,data:…,iv:…,tag:…]`):
+    what a repository keeps on purpose, and nothing a reader can use."""
+
+    def enc(nbytes: int) -> str:
+        return f"ENC[AES256_GCM,data:{r.b64(nbytes)},iv:{r.b64(32)},tag:{r.b64(16)},type:str]"
+
+    return _cycle(
+        (
+            lambda: f"    db-password: {enc(r.randint(6, 24))}",
+            lambda: f"            api_token: {enc(r.randint(20, 40))}",
+            lambda: f"    mac: {enc(64)}",
+            lambda: f"stringData:\n    app: {enc(6)}\n    secret: {enc(18)}",
+        ),
+    )
+
+
 # -- the corpus ---------------------------------------------------------------------------
 
 
