@@ -38,6 +38,10 @@ def _stored(text: str) -> str:
         # Keys typed to fill a shape: an alphabet run, the documentation's words.
         ANT + "abc123xyz-456def-klmnopqrstuvwx-3456yza789bcde-1234fghijklmnopAA",
         "xo" + "xe.xoxp-1-SlackAppConfigurationAccessTokenHere",
+        # Values a secrets tool encrypted (SOPS, hiera-eyaml).
+        "    db-password: ENC[AES256_GCM,data:O+5l4g==,iv:c/dS4BCBMbnKsXYuzBuCuVQt8RV9bOv5"
+        "HgdpL+iwmns=,tag:KkQfh6OymvCt4uC13p318g==,type:str]",
+        "password: ENC[PKCS7,MIIBiQYJKoZIhvcNAQcDoIIBejCCAXYCAQAxggEhMIIBHQIBADAFMAACAQEw]",
         # A long field name of C code that starts like a Hugging Face token.
         "{ &hf_servingcellpriorityparametersdescription_h_prio, { FT_UINT8 } },",
     ],
@@ -51,6 +55,9 @@ def test_a_scanners_look_alikes_pass(text: str) -> None:
     [
         # Code with a drawn password standing alone is still masked.
         ("the new admin password: dB2y@qL9vZ", "dB2y@qL9vZ"),
+        # After an encrypted value has closed, or after `ENC[` with no cipher named.
+        (f"secret: ENC[AES256_GCM,data:O+5l4g==,type:str] (old), now {DRAWN}", DRAWN),
+        (f"ENC[ {DRAWN}", DRAWN),
         # Octopus draws letters and digits.
         ("API-" + "Q7ZK2M9XW4RT8VB3NC6PL5HJ1D", "Q7ZK2M9XW4RT8VB3NC6PL5HJ1D"),
         # A session's id is a credential; a secret given to a client is one too.

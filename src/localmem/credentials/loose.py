@@ -47,6 +47,11 @@ _TYPED_ID = Lazy(r"[a-z]{1,8}_")
 # Two or more lower-case labels ending the run, the last a top-level domain's letters.
 _HOST_TAIL = Lazy(r"(?:\.[a-z][a-z0-9-]{0,62}){1,8}\.[a-z]{2,12}\Z")
 _BLOCK = 16384  # how far back a PEM block's BEGIN line is looked for
+# What a secrets tool writes for a value it encrypted: SOPS's `ENC[AES256_GCM,data:…,iv:…,
+# tag:…]`, hiera-eyaml's `ENC[PKCS7,…]`. Such a value is kept in repositories on purpose.
+_ENCRYPTED = "ENC["
+_ENCRYPTED_MOST = 8192  # how far back its opening is looked for
+_CIPHER = Lazy(r"[A-Z][A-Z0-9_]{2,31},")  # the cipher the tool names first: AES256_GCM, PKCS7
 _LOOK_BACK = 24
 _MIN_BITS = 3.6  # Shannon entropy per character; random base62 of 24 characters has about 4.2
 
@@ -179,6 +184,15 @@ def _basic_pair(value: str) -> bool:
     )
 
 
+def _inside_encrypted(text: str, start: int) -> bool:
+    """Within a value a secrets tool encrypted (`ENC[…]`): its data, iv and tag are noise
+    to anyone without the tool's key."""
+    begin = text.rfind(_ENCRYPTED, max(0, start - _ENCRYPTED_MOST), start)
+    if begin < 0 or text.find("]", begin, start) >= 0:
+        return False
+    return _CIPHER.match(text, begin + len(_ENCRYPTED)) is not None
+
+
 def _inside_public_block(text: str, start: int) -> bool:
     """Within a PEM block that is left (a certificate, a public key): private ones
     were masked whole before this rule runs."""
@@ -188,6 +202,7 @@ def _inside_public_block(text: str, start: int) -> bool:
 
 def scan(text: str) -> Iterator[tuple[str, int, int]]:
     """(kind, start, end) of every long random string that stands alone in `text`."""
+    encrypted = _ENCRYPTED in text
     for match in _RUN.finditer(text):
         start, end = match.span()
         while end > start and text[end - 1] in ".-~_":
@@ -200,6 +215,8 @@ def scan(text: str) -> Iterator[tuple[str, int, int]]:
             continue
         if _inside_public_block(text, start) or "public" in before:
             continue  # a certificate's lines, `public_key = "…"`
+        if encrypted and _inside_encrypted(text, start):
+            continue
         if _generated(value):
             if not values.given_to_other(text, start):
                 yield KIND, start, end
