@@ -154,7 +154,7 @@ def _without(rule: str) -> Callable[[pytest.MonkeyPatch], None]:
         if table in ("token", "shape"):
             # The catch-all for generated strings would mask most tokens alone: each
             # specific rule is judged without it (it has a family of its own).
-            monkeypatch.setattr(loose, "scan", lambda text: iter(()))
+            monkeypatch.setattr(loose, "scan", lambda text, free=None: iter(()))
         if table == "token":
             index = int(at)
             monkeypatch.setattr(
@@ -174,11 +174,11 @@ def _without(rule: str) -> Callable[[pytest.MonkeyPatch], None]:
         elif table == "copies":
             monkeypatch.setattr(credentials, "_copies", lambda text, claims: None)
         elif table == "generated-strings":
-            monkeypatch.setattr(loose, "scan", lambda text: iter(()))
+            monkeypatch.setattr(loose, "scan", lambda text, free=None: iter(()))
         elif table == "view":
             monkeypatch.setattr(credentials, "View", _AsWritten)
         elif table == "alone-in-a-sentence":
-            monkeypatch.setattr(alone, "scan", lambda text: iter(()))
+            monkeypatch.setattr(alone, "scan", lambda text, free=None: iter(()))
         elif table == "chosen-passwords":
             monkeypatch.setattr(alone, "_chosen", lambda text: iter(()))
         elif table == "basic-pairs":

@@ -30,7 +30,7 @@ from localmem.credentials.lazy import Lazy
 
 TYPE_CHECKING = False  # `typing` stays out of `local-memory remember`
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 KIND = "key"
 _CANDIDATE = Lazy(
@@ -238,12 +238,17 @@ def _chosen(text: str) -> Iterator[tuple[str, int, int]]:
         yield CHOSEN, start, end
 
 
-def scan(text: str) -> Iterator[tuple[str, int, int]]:
-    """(kind, start, end) of every key-shaped value alone in a sentence about keys."""
+def scan(
+    text: str, free: Callable[[int, int], bool] | None = None
+) -> Iterator[tuple[str, int, int]]:
+    """(kind, start, end) of every key-shaped value alone in a sentence about keys; with
+    `free`, only the values it says no earlier rule took."""
     if _MARK_OPEN in text:  # an earlier mask's kind is not a word of the writer's
         text = _MARK.pattern.sub(_blank, text)
     yield from _chosen(text)
     for match in _CANDIDATE.finditer(text):
+        if free is not None and not free(*match.span()):
+            continue
         value = match.group()
         shape = _shaped(value)
         if shape is None:

@@ -25,7 +25,7 @@ from localmem.credentials.lazy import Lazy
 
 TYPE_CHECKING = False  # `typing` stays out of `local-memory remember`
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 KIND = "generated-secret"
 BASIC = "basic-auth"
@@ -200,8 +200,11 @@ def _inside_public_block(text: str, start: int) -> bool:
     return begin >= 0 and text.find("-----END", begin, start) < 0
 
 
-def scan(text: str) -> Iterator[tuple[str, int, int]]:
-    """(kind, start, end) of every long random string that stands alone in `text`."""
+def scan(
+    text: str, free: Callable[[int, int], bool] | None = None
+) -> Iterator[tuple[str, int, int]]:
+    """(kind, start, end) of every long random string that stands alone in `text`;
+    with `free`, only the runs it says no earlier rule took."""
     encrypted = _ENCRYPTED in text
     for match in _RUN.finditer(text):
         start, end = match.span()
@@ -210,6 +213,8 @@ def scan(text: str) -> Iterator[tuple[str, int, int]]:
         value = text[start:end]
         if end - start < _SHORTEST and not value.rstrip("=").isalnum():
             continue  # short, and not one run of letters and digits: `_short_generated` says no
+        if free is not None and not free(start, end):
+            continue
         before = text[max(0, start - _LOOK_BACK) : start].lower()
         if before.endswith(_PUBLISHED) or before.endswith(("/", "?", "&", "#", "@")):
             continue
