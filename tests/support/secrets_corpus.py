@@ -4284,6 +4284,102 @@ def _sops(r: _Rng) -> list[str]:
     )
 
 
+# -- issue 20, 2026-12-05, third stop: shapes their providers document ---------------------
+# Drawn from a generator of their own (seed + 6), written before the rules that catch them.
+
+
+def _facebook_app_token(r: _Rng) -> str:
+    # Graph API app access tokens: the app's id, `|`, then the app secret (32 hex) or the
+    # token the OAuth endpoint returns for the app (27 URL-safe characters).
+    app = r.number(r.choice((15, 16)))
+    return app + "|" + r.choice((r.text(HEX, 32), r.text(B64URL, 27)))
+
+
+def _zhipu(r: _Rng) -> str:
+    # Zhipu (Z.ai) keys are written `{id}.{secret}`: 32 hexadecimal digits, a dot, 16 characters.
+    return r.text(HEX, 32) + "." + r.text(ALNUM, 16)
+
+
+SEVENTH_PROVIDERS = (
+    _more("facebook-app-token", _facebook_app_token, "FB_APP_TOKEN", "Facebook app token",
+          "token dell'app Facebook", "token ứng dụng Facebook",
+          "https://graph.facebook.com/v19.0/oauth/access_token"),
+    _more("zhipu", _zhipu, "ZHIPUAI_API_KEY", "Zhipu API key", "chiave API Zhipu",
+          "khóa API Zhipu", "https://open.bigmodel.cn/api/paas/v4/chat/completions"),
+)  # fmt: skip
+SEVENTH_FAMILIES = [(p.family, _provider_samples(p)) for p in SEVENTH_PROVIDERS]
+SEVENTH_NEGATIVES: list[tuple[str, Harmful]] = []
+_seventh = _into(SEVENTH_FAMILIES)
+_seventh_negative = _into(SEVENTH_NEGATIVES)
+
+# Bundler reads a private gem source's credentials from `BUNDLE_` and the host, its dots
+# written `__` and its dashes `___`, or from `bundle config`; the value is `user:password`.
+GEM_HOSTS = ("gems.contribsys.com", "enterprise.contribsys.com", "gems.acme-corp.io",
+             "rubygems.pkg.github.com", "gems.graphql.pro")  # fmt: skip
+
+
+def _bundle_name(host: str) -> str:
+    return "BUNDLE_" + host.upper().replace("-", "___").replace(".", "__")
+
+
+@_seventh("bundler-gem-credentials")
+def _bundler(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        host = r.choice(GEM_HOSTS)
+        user = r.choice((r.text(HEX, 8), r.choice(USERS), "ci@acme.dev"))
+        password = r.choice((r.text(HEX, 8), r.text(ALNUM, r.randint(16, 24))))
+        return {"s": f"{user}:{password}", "gem_host": host, "bundle": _bundle_name(host)}
+
+    pools: Pools = (
+        ("config", ("{bundle}={s}", '---\n{bundle}: "{s}"\nBUNDLE_PATH: "vendor/bundle"')),
+        ("config", ("env:\n  {bundle}: {s}\n  RAILS_ENV: test",)),
+        ("shell", ("$ export {bundle}={s}", "$ bundle config set --global {gem_host} {s}")),
+        ("shell", ("$ bundle config {gem_host} {s}", "$ bundle config set --local {gem_host} {s}")),
+        ("code", ("ENV {bundle}={s}", 'ENV["{bundle}"] = "{s}"')),
+        ("log", ("{ts} INFO ci: exported {bundle}={s} for bundle install",)),
+        ("prose-en", ("Set {bundle} to {s} on the build box.",)),
+        ("prose-it", ("Sulla macchina di build imposta {bundle}={s}.",)),
+        ("prose-vi", ("Trên máy build đặt {bundle}={s}.",)),
+    )
+    return _render(r, pools, make)
+
+
+@_seventh_negative("bundler-settings")
+def _bundler_settings(r: _Rng) -> list[str]:
+    """Bundler's other settings, some with colons in them, and credentials read from
+    elsewhere."""
+    host = lambda: r.choice(GEM_HOSTS)  # noqa: E731
+    return _cycle(
+        (
+            lambda: "BUNDLE_WITHOUT=development:test",
+            lambda: 'BUNDLE_WITH: "default:production"',
+            lambda: "bundle config set --local without 'development:test'",
+            lambda: f"BUNDLE_PATH=vendor/bundle\nBUNDLE_JOBS={r.randint(2, 8)}",
+            lambda: f"export {_bundle_name(host())}=$GEM_SOURCE_CREDENTIALS",
+            lambda: "BUNDLE_RUBYGEMS__PKG__GITHUB__COM=${GITHUB_ACTOR}:${GITHUB_TOKEN}",
+            lambda: f"bundle config set --global {host()} ${{SIDEKIQ_PRO_CREDS}}",
+            lambda: f"Ask ops for the {host()} credentials; Bundler reads them from BUNDLE_*.",
+        ),
+    )
+
+
+@_seventh_negative("pipes-and-dotted-hashes")
+def _pipes_and_hashes(r: _Rng) -> list[str]:
+    """A microsecond timestamp before a `|` and an event's name, a Graph post id, a
+    table's row, and files named by their digest."""
+    event = lambda: "_".join(r.choice(WORDS) for _ in range(4))  # noqa: E731
+    return _cycle(
+        (
+            lambda: f"{r.number(16)}|{event()}|ok",
+            lambda: f"post id {r.number(15)}_{r.number(16)} has the most replies",
+            lambda: f"| {r.number(16)} | {r.choice(SERVICES)} | done |",
+            lambda: f"cache/{r.text(HEX, 32)}.partial_download removed",
+            lambda: f"thumbnails/{r.text(HEX, 32)}.thumbnail_large",
+            lambda: f"The upload is {r.text(HEX, 32)}.{r.choice(WORDS)}_{r.choice(WORDS)}_backup",
+        ),
+    )
+
+
 # -- the corpus ---------------------------------------------------------------------------
 
 
@@ -4296,6 +4392,7 @@ DRAWS: tuple[tuple[list[tuple[str, Callable[[_Rng], Made]]], list[tuple[str, Har
     (FOURTH_FAMILIES, FOURTH_NEGATIVES),
     (FIFTH_FAMILIES, FIFTH_NEGATIVES),
     (SIXTH_FAMILIES, SIXTH_NEGATIVES),
+    (SEVENTH_FAMILIES, SEVENTH_NEGATIVES),
 )
 
 
