@@ -84,6 +84,8 @@ def _generated(value: str) -> bool:
     piece = max(pieces, key=len)
     if len(piece) < 16:
         return _cut_generated(pieces)
+    if _HEX.fullmatch(piece) is not None and (piece.islower() or piece.isupper()):
+        return False  # thumbnails/3ac7…4c.large: a digest names the file (in one case)
     if not any(ch.isdigit() for ch in piece) or values.placeholder(body):
         return False
     if _TYPED_ID.match(body) is not None or _encoded_text(body) or _encoded_text(piece):

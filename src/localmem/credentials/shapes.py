@@ -67,6 +67,14 @@ def _literal(value: str) -> bool:
     return not values.placeholder(value) and not values.reference(value)
 
 
+def _user_password(value: str) -> bool:
+    """`user:password`, neither half a placeholder or a variable (`${GITHUB_ACTOR}:…`)."""
+    user, _, password = value.partition(":")
+    return _literal(user) and _literal(password) and len(password) >= 4
+
+
+# `user:password`, not ending in a sentence's punctuation.
+_USER_PASSWORD = r"""[^\s:'"]{1,128}:[^\s'"]{0,255}[^\s'".,;]"""
 _FLAG_VALUE = r"""(?:'(?P<v>[^'\n]{1,256})'|"(?P<w>[^"\n]{1,256})"|(?P<x>[^\s'"]{1,256}))"""
 SHAPES: tuple[Shape, ...] = (
     Shape(
@@ -114,6 +122,22 @@ SHAPES: tuple[Shape, ...] = (
         r"[A-Za-z0-9._@-]{1,64}[ \t]+/[ \t]+(?P<v>[^\s]{6,128})",
         lambda v: values.strong(v.rstrip(".,;")),
         re.IGNORECASE,
+    ),
+    Shape(  # Bundler's credentials for a private gem source: `BUNDLE_` and the host, its
+        # dots written `__` and its dashes `___`, given `user:password`
+        "gem-credentials",
+        ("BUNDLE_",),
+        r"""(?<![A-Za-z0-9_])BUNDLE_(?:[A-Z0-9]{1,63}_{2,3}){1,8}[A-Z0-9]{1,63}['"]?\]?"""
+        r"""[ \t]*(?:[=:]|[ \t]to[ \t])[ \t]*['"]?(?P<v>""" + _USER_PASSWORD + ")",
+        _user_password,
+    ),
+    Shape(  # the same set with `bundle config [set] [--global|--local] host user:password`
+        "gem-credentials",
+        ("bundle",),
+        r"""(?<![A-Za-z0-9_-])bundle[ \t]+config(?:[ \t]+set)?(?:[ \t]+--(?:global|local))?"""
+        r"""[ \t]+(?:https?://)?[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}/?[ \t]+['"]?"""
+        r"(?P<v>" + _USER_PASSWORD + ")",
+        _user_password,
     ),
     Shape(  # a signed URL (Azure SAS, S3 and GCS presigned): its signature grants access
         "url-signature",

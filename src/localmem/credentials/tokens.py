@@ -582,6 +582,34 @@ TOKENS: tuple[Token, ...] = (
         r"(?<![A-Za-z0-9_])(?:sc|ext|scauth|authress)_[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.acc[_-]"
         r"[a-z0-9-]{10,32}\.[a-z0-9+/_=-]{30,120}(?![a-z0-9+/_=-])",
     ),
+    Token(  # Brevo (Sendinblue): API keys and SMTP keys, 64 hex, `-`, 16 letters and digits
+        "brevo-key",
+        ("xkeysib-", "xsmtpsib-"),
+        r"(?<![A-Za-z0-9_-])(?:xkeysib|xsmtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}(?![A-Za-z0-9_-])",
+    ),
+    Token(  # LangSmith: personal access tokens and service keys
+        "langsmith-key",
+        ("lsv2_",),
+        r"(?<![A-Za-z0-9_-])lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}(?![A-Za-z0-9_-])",
+    ),
+    Token(  # Defined Networking's Managed Nebula: base32 of 26, `-`, base32 of 52
+        "nebula-key",
+        ("dnkey-",),
+        r"(?<![A-Za-z0-9_-])dnkey-[A-Z2-7]{26}-[A-Z2-7]{52}(?![A-Za-z0-9_-])",
+        check=lambda v: values.random(v[6:]),
+    ),
+    Token(  # a Graph API app token: the app's id, `|`, its secret or an issued token
+        "facebook-token",
+        ("|",),
+        r"(?<![0-9|])[0-9]{15,16}\|(?:[0-9a-f]{32}|[A-Za-z0-9_-]{27})(?![A-Za-z0-9_-])",
+        check=lambda v: values.random(v.partition("|")[2]),
+    ),
+    Token(  # Zhipu (Z.ai): `{id}.{secret}`, 32 hexadecimal digits and 16 of both cases
+        "zhipu-key",
+        (".",),
+        r"(?<![A-Za-z0-9_.-])[0-9a-f]{32}\.[A-Za-z0-9]{16}(?![A-Za-z0-9_-]|\.[A-Za-z0-9])",
+        check=lambda v: values.mixed(v[33:]),
+    ),
     # JWTs: signed, unsigned (`alg: none`, an empty signature), with an opaque payload, and
     # wrapped in base64.
     Token(

@@ -1,0 +1,88 @@
+"""Shapes their providers document, added after the corpus's seventh and eighth draws
+(issue 20, decision 235): each is masked alone in a sentence, and its look-alike in
+the same place passes, so a test fails when a rule is too narrow or too broad.
+
+Prefixes are built from parts so that no scanner flags this file."""
+
+from __future__ import annotations
+
+import pytest
+
+from localmem import credentials
+
+HEX32 = "9f2c4e7a1b3d5f6e8a0c2e4b6d8f1a3c"
+HEX64 = HEX32 + "0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e"
+MIXED16 = "Xk9mQ2pL7vRt4wZs"
+BASE32 = "QZ7K2MX5RBT3WN6YHC4PJ2LDVF"  # 26 characters of base32
+
+
+def _stored(text: str) -> str:
+    return credentials.mask(text).text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret", "kind"),
+    [
+        # Bundler's gem-source credentials, as an environment variable and as a command.
+        (
+            "export BUNDLE_GEMS__CONTRIBSYS__COM=c0ffee42:d3adb33f",
+            "c0ffee42:d3adb33f",
+            "gem-credentials",
+        ),
+        (
+            'BUNDLE_GEMS__ACME___CORP__IO: "ci@acme.dev:Tr0ub4dor3xQ"',
+            "ci@acme.dev:Tr0ub4dor3xQ",
+            "gem-credentials",
+        ),
+        (
+            "Set BUNDLE_ENTERPRISE__CONTRIBSYS__COM to c0ffee42:d3adb33f on the box.",
+            "c0ffee42:d3adb33f",
+            "gem-credentials",
+        ),
+        (
+            "$ bundle config set --global gems.contribsys.com c0ffee42:d3adb33f",
+            "c0ffee42:d3adb33f",
+            "gem-credentials",
+        ),
+        # A Graph API app token: the app's id, `|`, its secret or an issued token.
+        (f"Use 130874276261258|{HEX32} for the page job.", "130874276261258|", "facebook-token"),
+        (
+            "ping me if 1477036645700765|wRPf2v3mt2JfMqCLK8n7oltrEmc stops working",
+            "1477036645700765|wRPf",
+            "facebook-token",
+        ),
+        # Zhipu's `{id}.{secret}`, and the same at the end of a sentence.
+        (f"Use {HEX32}.{MIXED16} for the deploy job.", MIXED16, "zhipu-key"),
+        (f"la chiave è {HEX32}.{MIXED16}.", MIXED16, "zhipu-key"),
+        # Brevo, LangSmith, Managed Nebula.
+        (f"Use {'xkey' + 'sib-'}{HEX64}-{MIXED16} now", HEX64, "brevo-key"),
+        (f"SMTP key {'xsmtp' + 'sib-'}{HEX64}-{MIXED16}", HEX64, "brevo-key"),
+        (f"Use {'lsv2' + '_pt_'}{HEX32}_a694e4f6dc here", HEX32, "langsmith-key"),
+        (f"Use {'dnk' + 'ey-'}{BASE32}-{BASE32}{BASE32}", BASE32, "nebula-key"),
+    ],
+)
+def test_a_documented_shape_is_masked(text: str, secret: str, kind: str) -> None:
+    found = credentials.mask(text)
+    assert secret not in found.text
+    assert kind in found.kinds
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Bundler's other settings hold colons; credentials read from elsewhere.
+        "BUNDLE_WITHOUT=development:test",
+        'BUNDLE_WITH: "default:production"',
+        "bundle config set --local without 'development:test'",
+        "BUNDLE_RUBYGEMS__PKG__GITHUB__COM=${GITHUB_ACTOR}:${GITHUB_TOKEN}",
+        "bundle config set --global gems.contribsys.com $SIDEKIQ_PRO_CREDS",
+        # A microsecond timestamp, `|`, and an event's name of 27 characters.
+        "1414829521023220|garnet_maple_marble_juniper|ok",
+        "| 2103994629643497 | search | done |",
+        # A file named by its digest, with a long lower-case suffix.
+        f"thumbnails/{HEX32}.thumbnail_large",
+        f"cache/{HEX32}.partialdownload1",
+    ],
+)
+def test_a_look_alike_passes(text: str) -> None:
+    assert _stored(text) == text
