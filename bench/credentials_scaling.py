@@ -63,6 +63,15 @@ def numbered(unit: str) -> Callable[[int, int], str]:
     return make
 
 
+def drawn_keys(size: int, salt: int) -> str:
+    """Nothing but distinct generated keys (26 letters and digits), one after another: the
+    most a text can hold of what `loose` must judge in full, as each one is a secret."""
+    rng = random.Random(salt)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+    keys = ["".join(rng.choice(alphabet) for _ in range(26)) for _ in range(size // 27 + 1)]
+    return " ".join(keys)[:size]
+
+
 def realistic_log(size: int, salt: int) -> str:
     """A service log with the things logs hold: times, hosts, paths, ids, a few keys."""
     rng = random.Random(salt)
@@ -112,6 +121,7 @@ INPUTS: dict[str, Callable[[int, int], str]] = {
     "percent escapes": repeated("%41"),
     "Vietnamese": repeated("mật khẩu đường "),
     "many secrets": numbered("password=Ab3dE{:07d} "),
+    "drawn keys": drawn_keys,
     "realistic log": realistic_log,
 }
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 import base64
 import binascii
 import math
+from bisect import bisect_left, bisect_right
+from collections import Counter
 
 from localmem.credentials import values
 from localmem.credentials.lazy import Lazy
@@ -42,11 +44,13 @@ _HEX = Lazy(r"[0-9A-Fa-f-]{24,512}")
 _PUBLISHED = ("base64,", "sha1-", "sha256-", "sha384-", "sha512-", "h1:", "sha256:", "sha1:",
               "ssh-rsa ", "ssh-ed25519 ", "ecdsa-sha2-nistp256 ", "ssh-dss ", "md5-")  # fmt: skip
 _SEPARATORS = Lazy(r"[-_./~]")
+_DIGIT = Lazy(r"[0-9]")
 _USER = Lazy(r"[A-Za-z0-9._@+-]{1,64}")
 _TYPED_ID = Lazy(r"[a-z]{1,8}_")
 # Two or more lower-case labels ending the run, the last a top-level domain's letters.
 _HOST_TAIL = Lazy(r"(?:\.[a-z][a-z0-9-]{0,62}){1,8}\.[a-z]{2,12}\Z")
 _BLOCK = 16384  # how far back a PEM block's BEGIN line is looked for
+_BEGIN, _END = "-----BEGIN", "-----END"
 # What a secrets tool writes for a value it encrypted: SOPS's `ENC[AES256_GCM,data:…,iv:…,
 # tag:…]`, hiera-eyaml's `ENC[PKCS7,…]`. Such a value is kept in repositories on purpose.
 _ENCRYPTED = "ENC["
@@ -56,12 +60,17 @@ _LOOK_BACK = 24
 _MIN_BITS = 3.6  # Shannon entropy per character; random base62 of 24 characters has about 4.2
 
 
-def _entropy(value: str) -> float:
-    counts: dict[str, int] = {}
-    for char in value:
-        counts[char] = counts.get(char, 0) + 1
+# c * log2(c) for every count a run's character can have (a run is at most 514 long).
+_C_LOG_C = [0.0] + [c * math.log2(c) for c in range(1, 515)]
+
+
+def _entropy(value: str, counts: Counter[str] | None = None) -> float:
+    """Shannon entropy per character: log2(n) - sum(c log2 c) / n over each character's
+    count c (`counts`, when the caller has them), counted and summed in C: a text of
+    many keys costs one call per key."""
     size = len(value)
-    return -sum(n / size * math.log2(n / size) for n in counts.values())
+    counted = (Counter(value) if counts is None else counts).values()
+    return math.log2(size) - sum(map(_C_LOG_C.__getitem__, counted)) / size
 
 
 def _generated(value: str) -> bool:
@@ -72,10 +81,11 @@ def _generated(value: str) -> bool:
         return False
     if body.startswith(("/", "~", "AAAA", ".", "-")) or body.lower().startswith(_PUBLISHED):
         return False  # a path, an SSH key's body, an integrity string
-    if "/" in body and "." in body.split("/", 1)[0]:
-        return False  # a host and its path
-    if _HOST_TAIL.search(body):
-        return False  # x7…q.apps.googleusercontent.com, …​.blob.core.windows.net: a host name
+    if "." in body:
+        if "/" in body and "." in body.split("/", 1)[0]:
+            return False  # a host and its path
+        if _HOST_TAIL.search(body):
+            return False  # x7…q.apps.googleusercontent.com, …​.blob.core.windows.net: a host
     if values.typed_token(body):
         return False  # sk-ant-api03-abc123xyz-…-klmnopqrstuvwx-…: typed, not drawn
     # The longest piece between separators is the generated part: `BSD-3-Clause-No-Nuclear`
@@ -86,17 +96,22 @@ def _generated(value: str) -> bool:
         return _cut_generated(pieces)
     if _HEX.fullmatch(piece) is not None and (piece.islower() or piece.isupper()):
         return False  # thumbnails/3ac7…4c.large: a digest names the file (in one case)
-    if not any(ch.isdigit() for ch in piece) or values.placeholder(body):
+    # `typed_token` has already read `body` as typed or documented: what is left of
+    # `placeholder` is its form (`<…>`, `${…}`, `your-…`).
+    if _DIGIT.search(piece) is None or values.placeholder_form(body):
         return False
-    if _TYPED_ID.match(body) is not None or _encoded_text(body) or _encoded_text(piece):
+    if _TYPED_ID.match(body) is not None or _encoded_text(body):
         return False  # pi_A6jxgoS5AM… (an object's id), base64 of a message
-    if not any(ch.isupper() for ch in piece):
+    if len(pieces) > 1 and _encoded_text(piece):
+        return False
+    if piece.lower() == piece:  # no upper-case letter (the run is ASCII)
         return _lower_case_generated(piece)
-    if not any(ch.islower() for ch in piece):
+    if piece.upper() == piece:
         return False
     if values.identifier_like(piece) or values.wordy(piece):
         return False
-    return len(set(piece)) >= 10 and _entropy(piece) >= _MIN_BITS
+    counts = Counter(piece)
+    return len(counts) >= 10 and _entropy(piece, counts) >= _MIN_BITS
 
 
 def _cut_generated(pieces: list[str]) -> bool:
@@ -195,11 +210,34 @@ def _inside_encrypted(text: str, start: int) -> bool:
     return _CIPHER.match(text, begin + len(_ENCRYPTED)) is not None
 
 
-def _inside_public_block(text: str, start: int) -> bool:
-    """Within a PEM block that is left (a certificate, a public key): private ones
-    were masked whole before this rule runs."""
-    begin = text.rfind("-----BEGIN", max(0, start - _BLOCK), start)
-    return begin >= 0 and text.find("-----END", begin, start) < 0
+class _Blocks:
+    """Where the PEM blocks left in a text (a certificate, a public key) begin and end:
+    private ones were masked whole before this rule runs. Found once per text, so a
+    run is placed with two bisections, not a search back through the text."""
+
+    def __init__(self, text: str) -> None:
+        self.begins = _all(text, _BEGIN)
+        self.ends = _all(text, _END) if self.begins else []
+
+    def inside(self, start: int) -> bool:
+        """`start` follows a BEGIN line (at most `_BLOCK` back) with no END line between."""
+        if not self.begins:
+            return False
+        at = bisect_right(self.begins, start - len(_BEGIN)) - 1
+        if at < 0 or self.begins[at] < start - _BLOCK:
+            return False
+        begin = self.begins[at]
+        after = bisect_left(self.ends, begin)
+        return after == len(self.ends) or self.ends[after] > start - len(_END)
+
+
+def _all(text: str, marker: str) -> list[int]:
+    found: list[int] = []
+    at = text.find(marker)
+    while at >= 0:
+        found.append(at)
+        at = text.find(marker, at + 1)
+    return found
 
 
 def scan(
@@ -208,6 +246,7 @@ def scan(
     """(kind, start, end) of every long random string that stands alone in `text`;
     with `free`, only the runs it says no earlier rule took."""
     encrypted = _ENCRYPTED in text
+    blocks = _Blocks(text)
     for match in _RUN.finditer(text):
         start, end = match.span()
         while end > start and text[end - 1] in ".-~_":
@@ -220,7 +259,7 @@ def scan(
         before = text[max(0, start - _LOOK_BACK) : start].lower()
         if before.endswith(_PUBLISHED) or before.endswith(("/", "?", "&", "#", "@")):
             continue
-        if _inside_public_block(text, start) or "public" in before:
+        if blocks.inside(start) or "public" in before:
             continue  # a certificate's lines, `public_key = "…"`
         if encrypted and _inside_encrypted(text, start):
             continue

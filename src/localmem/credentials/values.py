@@ -50,7 +50,7 @@ _TEMPLATE = Lazy(  # a value that only points at one: ${VAR}, {{ x }}, %s, %(nam
 _TEMPLATE_START = Lazy(r"\{\{[^{}]{0,128}\}\}")  # `{{ name }}` at the start of a value
 _CALL_EXPRESSION = Lazy(r"[A-Za-z_$][\w.$:>-]{0,128}\([^()]{0,256}\)")
 _WORD_RUN = Lazy(r"[A-Z][a-z]{2,64}|[a-z]{4,64}")
-_VOWEL_IN = Lazy(r"[aeiouy]")
+_NO_VOWELS = str.maketrans("", "", "aeiouy")  # a run less its vowels
 _TOKEN_RUN = Lazy(r"[A-Za-z0-9+/=_.~-]{16,4096}")
 # A run of one character, the alphabet or the digits in order, a1b2c3d4: typed, not drawn.
 _RUN = Lazy(r"(.)\1{7,256}")
@@ -113,6 +113,15 @@ def mixed(value: str) -> bool:
 
 def placeholder(value: str) -> bool:
     """An example, an elision, a template or variable reference, not a value."""
+    if placeholder_form(value):
+        return True
+    lowered = value.strip().strip("'\"`").rstrip("=").lower()
+    return documented(lowered) or _made_up(lowered)
+
+
+def placeholder_form(value: str) -> bool:
+    """What `placeholder` reads in a value's form (`<…>`, `${…}`, `your-…`, `****`), not
+    counting the documentation's words or a typed run (`typed_token` reads those)."""
     bare = value.strip().strip("'\"`").rstrip("=")
     if len(bare) < 4:
         return True
@@ -133,9 +142,7 @@ def placeholder(value: str) -> bool:
         _WORD.fullmatch(lowered.replace("_", "-")) is not None
     ):
         return True  # your-api-key-here, insert_token_here
-    if documented(lowered):
-        return True
-    return _made_up(lowered)
+    return False
 
 
 def typed_token(value: str) -> bool:
@@ -292,10 +299,10 @@ def wordy(piece: str) -> bool:
     """Mostly words run together (`PydanticDeprecatedSince20`, `SalesResults`): at least
     half the letters are in capitalised words or runs of four lower-case letters with
     two vowels or more, one letter in four at least, which generated text seldom has."""
-    letters = sum(ch.isalpha() for ch in piece)
+    letters = sum(map(str.isalpha, piece))
     found = 0
     for run in _WORD_RUN.findall(piece):
-        vowels = len(_VOWEL_IN.findall(run))
+        vowels = len(run) - len(run.translate(_NO_VOWELS))
         if vowels >= 2 and vowels * 4 >= len(run):  # "Deprecated", not "Zdasp" or "Rpxje"
             found += len(run)
     return letters > 0 and found * 2 >= letters
