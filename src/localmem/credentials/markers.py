@@ -28,7 +28,7 @@ _Group = tuple[str, tuple[tuple[str, frozenset[int]], ...]]
 class Markers:
     """The markers of the rules of one table, from `(index, markers)` pairs."""
 
-    __slots__ = ("by_first", "by_head", "firsts", "groups", "key")
+    __slots__ = ("by_first", "by_head", "firsts", "groups", "key", "single")
 
     def __init__(self, key: object, rules: list[tuple[int, tuple[str, ...]]]) -> None:
         self.key = key  # what the markers were built from (a test may swap a table)
@@ -48,6 +48,7 @@ class Markers:
         self.by_first = {first: tuple(found) for first, found in by_first.items()}
         self.firsts = frozenset(by_first)
         self.by_head = {head: members for head, members in self.groups}
+        self.single = tuple(head for head in self.by_head if len(head) < 2)  # `|`, `.`
 
     def wanted(self, text: str) -> set[int]:
         """The indexes of the rules whose markers `text` holds."""
@@ -62,7 +63,7 @@ class Markers:
         if len(text) <= _SHORT:
             # The text's pairs of adjacent characters, built in C: the heads it holds.
             pairs = set(map(operator.add, text, text[1:]))
-            pairs.update(head for head in self.by_head if len(head) < 2 and head in text)
+            pairs.update(head for head in self.single if head in text)
             for head in pairs.intersection(self.by_head):
                 for marker, indexes in self.by_head[head]:
                     if marker in text:
