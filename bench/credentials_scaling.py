@@ -120,6 +120,8 @@ INPUTS: dict[str, Callable[[int, int], str]] = {
     "zero-width": repeated("a\u200b"),
     "percent escapes": repeated("%41"),
     "Vietnamese": repeated("mật khẩu đường "),
+    "BUNDLE_ names": repeated("BUNDLE_A__B"),
+    "app id pipes": repeated("1234567890123456|"),
     "many secrets": numbered("password=Ab3dE{:07d} "),
     "drawn keys": drawn_keys,
     "realistic log": realistic_log,
