@@ -114,6 +114,10 @@ class _Claims:
     def hold(self, start: int, end: int) -> None:
         self._taken[start:end] = b"\x01" * (end - start)
 
+    def held(self, at: int) -> bool:
+        """The character at `at` is taken."""
+        return self._taken[at] != 0
+
     def free(self, start: int, end: int) -> bool:
         """No character of the span is taken yet."""
         return self._taken.find(1, start, end) < 0
@@ -154,6 +158,8 @@ def _copies(text: str, claims: _Claims) -> None:
                 at = text.find(value, at + len(value))
         return
     for piece in _PIECES.finditer(text):  # many secrets: each word of the text looked up once
+        if claims.held(piece.start()):
+            continue  # a secret found where it stands (a copy is taken only where all is free)
         word = piece.group().rstrip(".,:;!?")
         kind_of = secrets.get(word)
         if kind_of is not None:
