@@ -68,13 +68,15 @@ def _prefixed(
     run shorter than `whole` (default `least`) followed by one space or line break is
     joined with the next run when the two make a token of at least `whole`. `unless`:
     what may not follow the prefix (another rule's longer prefix)."""
-    start = "|".join(re.escape(p) for p in prefixes)
     # Only at the start of a run of the body's characters (the two look-behinds), so a
-    # text of repeated prefixes is one attempt, not one per prefix.
-    source = (
-        rf"(?<![A-Za-z0-9_\-])(?<!{body})(?:{start}){f'(?!{unless})' if unless else ''}"
-        rf"{body}{{1,{most}}}{tail}(?!{body})"
+    # text of repeated prefixes is one attempt, not one per prefix. Each prefix comes
+    # first and its look-behinds after it (reaching back over it): a pattern that opens
+    # with literals lets `re` skip in C to where one of their first characters stands.
+    start = "|".join(
+        rf"{re.escape(p)}(?<![A-Za-z0-9_\-]{re.escape(p)})(?<!{body}{re.escape(p)})"
+        for p in prefixes
     )
+    source = rf"(?:{start}){f'(?!{unless})' if unless else ''}{body}{{1,{most}}}{tail}(?!{body})"
 
     def fits(value: str, _prefixes: tuple[str, ...] = prefixes) -> bool:
         rest = next(value[len(p) :] for p in _prefixes if value.startswith(p)).rstrip("=")
