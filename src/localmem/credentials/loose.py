@@ -263,8 +263,12 @@ def scan(
             continue  # a certificate's lines, `public_key = "…"`
         if encrypted and _inside_encrypted(text, start):
             continue
-        if _generated(value):
-            if not values.given_to_other(text, start):
-                yield KIND, start, end
+        if values.given_to_other(text, start):
+            # An id's value is no generated secret, but may still be a Basic pair; asked
+            # in this order, a text of many ids is not judged value by value (cheap first).
+            if _basic_pair(value) and not _generated(value):
+                yield BASIC, start, end
+        elif _generated(value):
+            yield KIND, start, end
         elif _basic_pair(value):
             yield BASIC, start, end
