@@ -72,6 +72,16 @@ def drawn_keys(size: int, salt: int) -> str:
     return " ".join(keys)[:size]
 
 
+def id_lines(size: int, salt: int) -> str:
+    """`clientId: <drawn>` lines: values that look generated and are given to an id."""
+    rng = random.Random(salt)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+    lines = ["clientId: " + "".join(rng.choice(alphabet) for _ in range(22))]
+    while len(lines) * 33 < size:
+        lines.append("clientId: " + "".join(rng.choice(alphabet) for _ in range(22)))
+    return "\n".join(lines)[:size]
+
+
 def realistic_log(size: int, salt: int) -> str:
     """A service log with the things logs hold: times, hosts, paths, ids, a few keys."""
     rng = random.Random(salt)
@@ -124,6 +134,7 @@ INPUTS: dict[str, Callable[[int, int], str]] = {
     "app id pipes": repeated("1234567890123456|"),
     "many secrets": numbered("password=Ab3dE{:07d} "),
     "drawn keys": drawn_keys,
+    "clientId lines": id_lines,
     "realistic log": realistic_log,
 }
 
