@@ -232,6 +232,7 @@ class _Blocks:
 
 
 def _all(text: str, marker: str) -> list[int]:
+    """Every place `marker` starts in `text`, in order."""
     found: list[int] = []
     at = text.find(marker)
     while at >= 0:
