@@ -52,6 +52,15 @@ class Token:
         self.minimum = minimum  # the shortest whole token, for the split-token join
 
 
+def _opening(behind: str, *literals: str) -> str:
+    """One of `literals`, with no character of the class `behind` before it. Each
+    literal is written first and its look-behind after it (reaching back over it): a
+    pattern that opens with literals lets `re` skip in C to where one of their first
+    characters stands, where a look-behind first is tried at every position (decision
+    237)."""
+    return "(?:" + "|".join(rf"{re.escape(s)}(?<!{behind}{re.escape(s)})" for s in literals) + ")"
+
+
 def _prefixed(
     kind: str,
     prefixes: tuple[str, ...],
@@ -119,6 +128,8 @@ _JWT = Lazy(r"eyJ[A-Za-z0-9_-]{4,4096}\.eyJ[A-Za-z0-9_-]{4,8192}\.[A-Za-z0-9_-]{
 _B64 = "[A-Za-z0-9+/]"
 _URLSAFE = "[A-Za-z0-9_-]"
 _ALNUM = "[A-Za-z0-9]"
+# The first four letters of an AWS access key id, by the kind of resource it names.
+_AWS_IDS = ("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA")
 _HEX = "[a-f0-9]"
 
 # Order matters: a span claimed by an earlier rule is not taken again.
@@ -163,17 +174,19 @@ TOKENS: tuple[Token, ...] = (
     Token(  # an org id, `!`, then the session: one token, masked whole
         "salesforce-token",
         ("00D",),
-        r"(?<![A-Za-z0-9])00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,255}(?![A-Za-z0-9._])",
+        _opening(r"[A-Za-z0-9]", "00D")
+        + r"[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,255}(?![A-Za-z0-9._])",
     ),
     # crypt(3) password hashes: crackable offline, so kept out like the password. The
     # hash may be followed by `.`, a sentence's full stop (masked with it, if it fits).
     Token(
         "password-hash",
         ("$1$", "$5$", "$6$", "$2a$", "$2b$", "$2y$", "$apr1$", "$y$", "$8$", "$9$"),
-        r"(?<![\w$])(?:\$(?:1|5|6)\$(?:rounds=[0-9]{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{22,86}"
-        r"|\$[89]\$[./A-Za-z0-9]{14}\$[./A-Za-z0-9]{43}"  # Cisco IOS type 8 and 9
-        r"|\$2[aby]\$[0-9]{2}\$[./A-Za-z0-9]{53}|\$apr1\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}"
-        r"|\$y\$[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{1,86}\$[./A-Za-z0-9]{43})(?![/A-Za-z0-9])",
+        _opening(r"[\w$]", "$")
+        + r"(?:(?:1|5|6)\$(?:rounds=[0-9]{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{22,86}"
+        r"|[89]\$[./A-Za-z0-9]{14}\$[./A-Za-z0-9]{43}"  # Cisco IOS type 8 and 9
+        r"|2[aby]\$[0-9]{2}\$[./A-Za-z0-9]{53}|apr1\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}"
+        r"|y\$[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{1,86}\$[./A-Za-z0-9]{43})(?![/A-Za-z0-9])",
     ),
     # Slack: bot, user, app-level, configuration and refresh tokens.
     _prefixed(
@@ -227,8 +240,8 @@ TOKENS: tuple[Token, ...] = (
     # AWS: access key ids (the secret key beside one is `named.py`'s), STS session tokens.
     Token(
         "aws-access-key",
-        ("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "A3T"),
-        r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])"
+        (*_AWS_IDS, "A3T"),
+        f"(?:{_opening('[A-Za-z0-9]', *_AWS_IDS)}|{_opening('[A-Za-z0-9]', 'A3T')}[A-Z0-9])"
         r"[A-Z0-9]{16}(?![A-Za-z0-9])",
         check=lambda v: len(set(v[4:])) >= 6 and not values.placeholder(v),
     ),
@@ -249,7 +262,7 @@ TOKENS: tuple[Token, ...] = (
     Token(
         "sendgrid-key",
         ("SG.",),
-        r"(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])",
+        _opening(r"[A-Za-z0-9]", "SG.") + r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])",
     ),
     _prefixed("shopify-token", ("shpat_", "shpss_", "shpca_", "shppa_"), "[a-fA-F0-9]", 32, 32),
     _prefixed("digitalocean-token", ("dop_v1_", "doo_v1_", "dor_v1_"), _HEX, 64, 64),
@@ -267,13 +280,13 @@ TOKENS: tuple[Token, ...] = (
     Token(
         "sentry-token",
         ("sntrys_", "sntryu_", "sntrya_"),
-        r"(?<![A-Za-z0-9_])(?:sntrys_eyJ[A-Za-z0-9+/=_-]{40,1024}|sntry[ua]_[a-f0-9]{64})"
+        _opening(r"[A-Za-z0-9_]", "sntry") + r"(?:s_eyJ[A-Za-z0-9+/=_-]{40,1024}|[ua]_[a-f0-9]{64})"
         r"(?![A-Za-z0-9+/=_-])",
     ),
     Token(
         "cloudflare-key",
         ("v1.0-",),
-        r"(?<![A-Za-z0-9])v1\.0-[a-f0-9]{24}-[a-f0-9]{146}(?![a-f0-9])",
+        _opening(r"[A-Za-z0-9]", "v1.0-") + r"[a-f0-9]{24}-[a-f0-9]{146}(?![a-f0-9])",
     ),
     Token(
         "azure-client-secret",
@@ -315,13 +328,16 @@ TOKENS: tuple[Token, ...] = (
     Token(
         "grafana-token",
         ("glsa_", "eyJrIjoi"),
-        r"(?<![A-Za-z0-9_])(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{40,400}"
-        r"={0,2})(?![A-Za-z0-9_=])",
+        "(?:"
+        + _opening(r"[A-Za-z0-9_]", "glsa_")
+        + r"[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|"
+        + _opening(r"[A-Za-z0-9_]", "eyJrIjoi")
+        + r"[A-Za-z0-9]{40,400}={0,2})(?![A-Za-z0-9_=])",
     ),
     Token(
         "sourcegraph-token",
         ("sgp_", "sgph_", "sgs_"),
-        r"(?<![A-Za-z0-9_])sg(?:p|ph|s)_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}"
+        _opening(r"[A-Za-z0-9_]", "sg") + r"(?:p|ph|s)_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}"
         r"(?![A-Za-z0-9_])",
     ),
     _prefixed("databricks-token", ("dapi",), "[a-f0-9]", 32, 32),
@@ -330,12 +346,12 @@ TOKENS: tuple[Token, ...] = (
     Token(
         "postman-key",
         ("PMAK-",),
-        r"(?<![A-Za-z0-9])PMAK-[a-f0-9]{24}-[a-f0-9]{34}(?![A-Za-z0-9])",
+        _opening(r"[A-Za-z0-9]", "PMAK-") + r"[a-f0-9]{24}-[a-f0-9]{34}(?![A-Za-z0-9])",
     ),
     Token(  # service tokens may name their environment: dp.st.dev.…
         "doppler-token",
         ("dp.",),
-        r"(?<![A-Za-z0-9_.])dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_-]{1,40}\.)?"
+        _opening(r"[A-Za-z0-9_.]", "dp.") + r"(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_-]{1,40}\.)?"
         r"[A-Za-z0-9]{40,48}(?![A-Za-z0-9])",
     ),
     _prefixed("pulumi-token", ("pul-",), _HEX, 40, 40),
@@ -374,13 +390,17 @@ TOKENS: tuple[Token, ...] = (
     Token(
         "1password-secret-key",
         ("A3-",),
-        r"(?<![A-Za-z0-9-])A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})"
+        _opening(r"[A-Za-z0-9-]", "A3-") + r"[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})"
         r"-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}(?![A-Za-z0-9])",
     ),
     Token(  # a private key in DER, base64 without its PEM lines: PKCS#1, PKCS#8, EC
         "private-key",
         ("MII", "MHcCAQEE"),
-        r"(?<![A-Za-z0-9+/])(?:MII[A-Za-z0-9+/]{2}(?:IBAAK|IBADAN)|MHcCAQEE)[A-Za-z0-9+/]{40,16384}"
+        "(?:"
+        + _opening(r"[A-Za-z0-9+/]", "MII")
+        + r"[A-Za-z0-9+/]{2}(?:IBAAK|IBADAN)|"
+        + _opening(r"[A-Za-z0-9+/]", "MHcCAQEE")
+        + r")[A-Za-z0-9+/]{40,16384}"
         r"={0,2}(?![A-Za-z0-9+/=])",
     ),
     _prefixed("appsync-key", ("da2-",), "[a-z0-9]", 26, 26),
@@ -392,7 +412,7 @@ TOKENS: tuple[Token, ...] = (
     Token(
         "dynatrace-token",
         ("dt0c01.",),
-        r"(?<![A-Za-z0-9])dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}(?![A-Za-z0-9])",
+        _opening(r"[A-Za-z0-9]", "dt0c01.") + r"[A-Z0-9]{24}\.[A-Z0-9]{64}(?![A-Za-z0-9])",
     ),
     Token(
         "django-secret-key",
@@ -429,7 +449,7 @@ TOKENS: tuple[Token, ...] = (
     Token(
         "astra-token",
         ("AstraCS:",),
-        r"(?<![A-Za-z0-9])AstraCS:[A-Za-z0-9]{20,32}:[a-f0-9]{64}(?![A-Za-z0-9])",
+        _opening(r"[A-Za-z0-9]", "AstraCS:") + r"[A-Za-z0-9]{20,32}:[a-f0-9]{64}(?![A-Za-z0-9])",
     ),
     _prefixed("deno-token", ("ddp_",), _ALNUM, 36, 36),
     _prefixed("devcycle-key", ("dvc_server_",), _ALNUM, 16, 64),
@@ -440,7 +460,8 @@ TOKENS: tuple[Token, ...] = (
     Token(
         "harness-key",
         ("pat.", "sat."),
-        r"(?<![A-Za-z0-9_.-])(?:pat|sat)\.[A-Za-z0-9_-]{22}\.[0-9a-f]{24}\.[A-Za-z0-9]{20}"
+        _opening(r"[A-Za-z0-9_.-]", "pat.", "sat.")
+        + r"[A-Za-z0-9_-]{22}\.[0-9a-f]{24}\.[A-Za-z0-9]{20}"
         r"(?![A-Za-z0-9])",
     ),
     _prefixed("lichess-token", ("lip_",), "[A-Za-z0-9_]", 16, 60),
@@ -461,14 +482,15 @@ TOKENS: tuple[Token, ...] = (
     Token(
         "paddle-key",
         ("_apikey_",),
-        r"(?<![A-Za-z0-9_])pdl_(?:live|sdbx)_apikey_[a-z0-9]{26}_[A-Za-z0-9]{22}_[A-Za-z0-9]{3}"
+        _opening(r"[A-Za-z0-9_]", "pdl_")
+        + r"(?:live|sdbx)_apikey_[a-z0-9]{26}_[A-Za-z0-9]{22}_[A-Za-z0-9]{3}"
         r"(?![A-Za-z0-9_])",
     ),
     _prefixed("persona-key", ("persona_production_", "persona_sandbox_"), "[a-z0-9_-]", 20, 80),
     Token(
         "pinecone-key",
         ("pcsk_",),
-        r"(?<![A-Za-z0-9_])pcsk_[A-Za-z0-9]{5,6}_[A-Za-z0-9]{63}(?![A-Za-z0-9_])",
+        _opening(r"[A-Za-z0-9_]", "pcsk_") + r"[A-Za-z0-9]{5,6}_[A-Za-z0-9]{63}(?![A-Za-z0-9_])",
     ),
     _prefixed("pinterest-token", ("pina_",), _URLSAFE, 20, 200),
     _prefixed(
@@ -497,7 +519,7 @@ TOKENS: tuple[Token, ...] = (
     Token(
         "zuplo-key",
         ("zpka_",),
-        r"(?<![A-Za-z0-9_])zpka_[a-z0-9]{32}_[0-9a-f]{8}(?![A-Za-z0-9_])",
+        _opening(r"[A-Za-z0-9_]", "zpka_") + r"[a-z0-9]{32}_[0-9a-f]{8}(?![A-Za-z0-9_])",
     ),
     # Bedrock API keys: short-lived (base64 of the endpoint and a signed URL) and long-lived.
     _prefixed("aws-bedrock", ("bedrock-api-key-",), _B64, 40, 4096, None, tail="={0,2}"),
@@ -505,32 +527,34 @@ TOKENS: tuple[Token, ...] = (
     Token(
         "clickup-token",
         ("pk_",),
-        r"(?<![A-Za-z0-9_])pk_[0-9]{6,10}_[A-Z0-9]{32}(?![A-Za-z0-9_])",
+        _opening(r"[A-Za-z0-9_]", "pk_") + r"[0-9]{6,10}_[A-Z0-9]{32}(?![A-Za-z0-9_])",
     ),
     _prefixed("woocommerce-key", ("ck_", "cs_"), _HEX, 40, 40),
     Token(
         "zoho-token",
         ("1000.", "1001.", "1003."),  # OAuth tokens; 1003. is a ZAPI key
-        r"(?<![A-Za-z0-9.])100[013]\.[a-f0-9]{32}\.[a-f0-9]{32}(?![A-Za-z0-9])",
+        _opening(r"[A-Za-z0-9.]", "100") + r"[013]\.[a-f0-9]{32}\.[a-f0-9]{32}(?![A-Za-z0-9])",
     ),
     Token(  # Checkout.com's keys of its first API: a UUID after `sk_` or `sk_test_`
         "checkout-key",
         ("sk_",),
-        r"(?<![A-Za-z0-9_])sk_(?:test_)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
+        _opening(r"[A-Za-z0-9_]", "sk_")
+        + r"(?:test_)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
         r"[0-9a-f]{12}(?![A-Za-z0-9_-])",
     ),
     _prefixed("endor-key", ("endr+",), "[A-Za-z0-9-]", 16, 16, _varied),
     Token(  # Yandex Cloud IAM tokens: `t1.`, a base64url part, a dot, 86 characters
         "yandex-token",
         ("t1.",),
-        r"(?<![A-Za-z0-9_.-])t1\.[A-Za-z0-9_-]{16,200}={0,2}\.[A-Za-z0-9_-]{86}={0,2}"
+        _opening(r"[A-Za-z0-9_.-]", "t1.") + r"[A-Za-z0-9_-]{16,200}={0,2}\.[A-Za-z0-9_-]{86}={0,2}"
         r"(?![A-Za-z0-9_=-])",
     ),
     _prefixed("rainforest-key", ("apikey_",), _HEX, 64, 64),
     Token(  # an Azure Data Factory self-hosted integration runtime's key
         "azure-runtime-key",
         ("IR@",),
-        r"(?<![A-Za-z0-9])IR@[0-9A-Za-z]{8}-[0-9A-Za-z]{4}-[0-9A-Za-z]{4}-[0-9A-Za-z]{4}-"
+        _opening(r"[A-Za-z0-9]", "IR@")
+        + r"[0-9A-Za-z]{8}-[0-9A-Za-z]{4}-[0-9A-Za-z]{4}-[0-9A-Za-z]{4}-"
         r"[0-9A-Za-z]{12}@[A-Za-z0-9_-]{1,63}@[A-Za-z0-9]{1,12}@[A-Za-z0-9+/]{40,88}={0,2}",
     ),
     Token(
@@ -542,14 +566,15 @@ TOKENS: tuple[Token, ...] = (
     Token(  # a browser session's token and its `d` cookie: a signed-in user, whole
         "slack-token",
         ("xoxc-",),
-        r"(?<![A-Za-z0-9])xoxc-[0-9]{9,15}-[0-9]{9,15}-[0-9]{9,15}-[a-f0-9]{64}(?![A-Za-z0-9])",
+        _opening(r"[A-Za-z0-9]", "xoxc-")
+        + r"[0-9]{9,15}-[0-9]{9,15}-[0-9]{9,15}-[a-f0-9]{64}(?![A-Za-z0-9])",
     ),
     _prefixed("slack-token", ("xoxd-",), "[A-Za-z0-9%+/_-]", 60, 1024, tail="={0,2}"),
     _prefixed("x-bearer-token", ("A" * 22,), "[A-Za-z0-9%]", 80, 120),  # app-only bearer
     Token(
         "airtable-token",
         ("pat",),
-        r"(?<![A-Za-z0-9_])pat[A-Za-z0-9]{14}\.[a-f0-9]{64}(?![A-Za-z0-9])",
+        _opening(r"[A-Za-z0-9_]", "pat") + r"[A-Za-z0-9]{14}\.[a-f0-9]{64}(?![A-Za-z0-9])",
     ),
     _prefixed("asaas-key", ("$aact_prod_", "$aact_hmlg_"), _URLSAFE, 20, 100),
     _prefixed("bitbucket-token", ("BBDC-",), _B64, 32, 88, tail="={0,2}"),
@@ -569,7 +594,8 @@ TOKENS: tuple[Token, ...] = (
     Token(
         "gc-notify-key",
         ("gcntfy-",),
-        r"(?<![A-Za-z0-9_-])gcntfy-[a-z0-9_]{1,64}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
+        _opening(r"[A-Za-z0-9_-]", "gcntfy-")
+        + r"[a-z0-9_]{1,64}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
         r"[0-9a-f]{12}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
     ),
     _prefixed("lob-key", ("live_", "test_"), _HEX, 35, 35),  # live_pub_ keys are public
@@ -581,23 +607,26 @@ TOKENS: tuple[Token, ...] = (
     Token(
         "authress-key",
         (".acc_", ".acc-"),
-        r"(?<![A-Za-z0-9_])(?:sc|ext|scauth|authress)_[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.acc[_-]"
+        _opening(r"[A-Za-z0-9_]", "sc_", "ext_", "scauth_", "authress_")
+        + r"[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.acc[_-]"
         r"[a-z0-9-]{10,32}\.[a-z0-9+/_=-]{30,120}(?![a-z0-9+/_=-])",
     ),
     Token(  # Brevo (Sendinblue): API keys and SMTP keys, 64 hex, `-`, 16 letters and digits
         "brevo-key",
         ("xkeysib-", "xsmtpsib-"),
-        r"(?<![A-Za-z0-9_-])(?:xkeysib|xsmtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}(?![A-Za-z0-9_-])",
+        _opening(r"[A-Za-z0-9_-]", "xkeysib-", "xsmtpsib-")
+        + r"[a-f0-9]{64}-[A-Za-z0-9]{16}(?![A-Za-z0-9_-])",
     ),
     Token(  # LangSmith: personal access tokens and service keys
         "langsmith-key",
         ("lsv2_",),
-        r"(?<![A-Za-z0-9_-])lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}(?![A-Za-z0-9_-])",
+        _opening(r"[A-Za-z0-9_-]", "lsv2_")
+        + r"(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}(?![A-Za-z0-9_-])",
     ),
     Token(  # Defined Networking's Managed Nebula: base32 of 26, `-`, base32 of 52
         "nebula-key",
         ("dnkey-",),
-        r"(?<![A-Za-z0-9_-])dnkey-[A-Z2-7]{26}-[A-Z2-7]{52}(?![A-Za-z0-9_-])",
+        _opening(r"[A-Za-z0-9_-]", "dnkey-") + r"[A-Z2-7]{26}-[A-Z2-7]{52}(?![A-Za-z0-9_-])",
         check=lambda v: values.random(v[6:]),
     ),
     Token(  # a Graph API app token: the app's id, `|`, its secret or an issued token
@@ -619,21 +648,21 @@ TOKENS: tuple[Token, ...] = (
     Token(
         "jwt",
         ("eyJ",),
-        r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,4096}\.eyJ[A-Za-z0-9_-]{4,8192}\."
+        _opening(r"[A-Za-z0-9_-]", "eyJ") + r"[A-Za-z0-9_-]{4,4096}\.eyJ[A-Za-z0-9_-]{4,8192}\."
         r"(?:[A-Za-z0-9_-]{8,4096}|(?![A-Za-z0-9_-]))",
         check=_jwt_header,
     ),
     Token(  # a JWS whose payload is not JSON (opaque, or encrypted): signed all the same
         "jwt",
         ("eyJ",),
-        r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,4096}\.[A-Za-z0-9_-]{16,8192}\."
+        _opening(r"[A-Za-z0-9_-]", "eyJ") + r"[A-Za-z0-9_-]{4,4096}\.[A-Za-z0-9_-]{16,8192}\."
         r"[A-Za-z0-9_-]{16,4096}(?![A-Za-z0-9_.-])",
         check=_jwt_header,
     ),
     Token(
         "jwt",
         ("ZXlK",),
-        r"(?<![A-Za-z0-9+/])ZXlK[A-Za-z0-9+/]{40,16384}={0,2}(?![A-Za-z0-9+/=])",
+        _opening(r"[A-Za-z0-9+/]", "ZXlK") + r"[A-Za-z0-9+/]{40,16384}={0,2}(?![A-Za-z0-9+/=])",
         check=_jwt_inside,
     ),
 )
