@@ -4412,6 +4412,108 @@ EIGHTH_PROVIDERS = (
 EIGHTH_FAMILIES = [(p.family, _provider_samples(p)) for p in EIGHTH_PROVIDERS]
 
 
+# Two credentials people paste found missing when the product was tried with the formats
+# of a working day (a ninth draw, seed + 8): a Discord channel's webhook URL, and a
+# session cookie in a `Cookie:` or `Set-Cookie:` header or curl's `-b`/`--cookie`.
+NINTH_FAMILIES: list[tuple[str, Callable[[_Rng], Made]]] = []
+NINTH_NEGATIVES: list[tuple[str, Harmful]] = []
+_ninth = _into(NINTH_FAMILIES)
+_ninth_negative = _into(NINTH_NEGATIVES)
+DISCORD_HOSTS = ("discord.com", "discordapp.com", "ptb.discord.com", "canary.discord.com")
+SESSION_COOKIES = ("sessionid", "session", "_shop_session", "connect.sid", "PHPSESSID",
+                   "laravel_session", "user_session", "remember_token", "auth_token",
+                   "__Secure-next-auth.session-token", "sid")  # fmt: skip
+
+
+@_ninth("discord-webhook")
+def _discord_webhook(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        # Discord's webhook URL: `/api/webhooks/{webhook.id}/{webhook.token}`, the id a
+        # snowflake of 17 to 20 digits, the token 68 characters of base64url.
+        path = r.number(r.randint(17, 19)) + "/" + r.text(B64URL, 68)
+        return {"s": path, "url": f"https://{r.choice(DISCORD_HOSTS)}/api/webhooks/{path}"}
+
+    pools: Pools = (
+        ("config", ("DISCORD_WEBHOOK_URL={url}", 'notify:\n  discord: "{url}"')),
+        ("code", ('requests.post("{url}", json={{"content": "deploy finished"}})',)),
+        (
+            "shell",
+            ("$ curl -H 'Content-Type: application/json' -d '{{\"content\":\"hi\"}}' {url}",),
+        ),
+        ("log", ("{ts} INFO {svc}: posted the release note to {url} (204)",)),
+        ("prose-en", ("Build failures go to #ci through {url}.",)),
+        ("prose-it", ("Gli errori di build arrivano su #ci tramite {url}.",)),
+        ("prose-vi", ("Lỗi build được gửi vào kênh #ci qua {url}.",)),
+    )
+    return _render(r, pools, make)
+
+
+@_ninth("session-cookie")
+def _session_cookie(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        value = r.choice(
+            (
+                r.text(ALNUM, r.randint(26, 40)),
+                r.text(HEX, 32).upper(),
+                "s%3A" + r.text(B64URL, 32) + "." + r.text(B64URL, 43),
+                r.text(B64, 48) + "--" + r.text(HEX, 40),
+            )
+        )
+        return {
+            "s": value,
+            "name": r.choice(SESSION_COOKIES),
+            "other": r.choice(("theme=dark", "lang=it", "_ga=GA1.2.1840392211.1764921600")),
+        }
+
+    pools: Pools = (
+        ("shell", ("$ curl -b '{name}={s}' https://{host}/api/me",
+                   '$ curl --cookie "{name}={s}; {other}" https://{host}/admin')),
+        ("shell", ("$ curl -H 'Cookie: {other}; {name}={s}' https://{host}/api/orders",)),
+        ("log", ("{ts} DEBUG {svc}: request headers: Cookie: {name}={s}; {other}",
+                 "HTTP/1.1 200 OK\nSet-Cookie: {name}={s}; Path=/; HttpOnly; Secure")),
+        ("code", ('headers = {{"Cookie": "{name}={s}"}}',
+                  "fetch(url, {{ headers: {{ Cookie: '{name}={s}' }} }})")),
+        ("prose-en", ("Copied from devtools: Cookie: {name}={s}",)),
+        ("prose-it", ("Il cookie di sessione dal browser: Cookie: {name}={s}",)),
+        ("prose-vi", ("Cookie phiên lấy từ trình duyệt: Cookie: {name}={s}",)),
+    )  # fmt: skip
+    return _render(r, pools, make)
+
+
+@_ninth_negative("discord-links")
+def _discord_links(r: _Rng) -> list[str]:
+    """Discord invites, channel links, and webhook URLs written as placeholders or read
+    from a variable."""
+    return _cycle(
+        (
+            lambda: f"Join us at https://discord.gg/{r.text(ALNUM, 8)}",
+            lambda: f"https://discord.com/channels/{r.number(18)}/{r.number(18)}",
+            lambda: "DISCORD_WEBHOOK_URL=https://discord.com/api/webhooks/{id}/{token}",
+            lambda: "https://discord.com/api/webhooks/<webhook_id>/<webhook_token>",
+            lambda: 'requests.post(os.environ["DISCORD_WEBHOOK_URL"], json=payload)',
+            lambda: f"GET https://discord.com/api/v10/channels/{r.number(18)}/webhooks",
+        ),
+    )
+
+
+@_ninth_negative("harmless-cookies")
+def _harmless_cookies(r: _Rng) -> list[str]:
+    """Cookies that carry no session, a session cookie cleared or read from a variable,
+    curl's cookie jar files, and prose about cookies."""
+    return _cycle(
+        (
+            lambda: "Cookie: theme=dark; lang=en; tz=Europe/Rome",
+            lambda: f"Cookie: _ga=GA1.2.{r.number(10)}.{r.number(10)}; _gid=GA1.2.{r.number(9)}",
+            lambda: "Set-Cookie: session=; Max-Age=0; Path=/",
+            lambda: 'curl -b "session=$SESSION_COOKIE" https://app.acme.dev/api/me',
+            lambda: "curl -c cookies.txt -b cookies.txt https://app.acme.dev/login",
+            lambda: f"Set-Cookie: csrftoken={r.text(ALNUM, 32)}; Path=/; SameSite=Lax",
+            lambda: "The session cookie is HttpOnly, so document.cookie cannot read it.",
+            lambda: "Cookie: sessionid=<your session id>",
+        ),
+    )  # fmt: skip
+
+
 # -- the corpus ---------------------------------------------------------------------------
 
 
@@ -4426,6 +4528,7 @@ DRAWS: tuple[tuple[list[tuple[str, Callable[[_Rng], Made]]], list[tuple[str, Har
     (SIXTH_FAMILIES, SIXTH_NEGATIVES),
     (SEVENTH_FAMILIES, SEVENTH_NEGATIVES),
     (EIGHTH_FAMILIES, []),
+    (NINTH_FAMILIES, NINTH_NEGATIVES),
 )
 
 
