@@ -132,6 +132,8 @@ INPUTS: dict[str, Callable[[int, int], str]] = {
     "Vietnamese": repeated("mật khẩu đường "),
     "BUNDLE_ names": repeated("BUNDLE_A__B"),
     "app id pipes": repeated("1234567890123456|"),
+    "cookie headers": repeated("Cookie: "),
+    "session cookies": numbered("Cookie: sid{0}=Xk9mQ2pL7vRt{0:07d}; theme=dark\n"),
     "many secrets": numbered("password=Ab3dE{:07d} "),
     "drawn keys": drawn_keys,
     "clientId lines": id_lines,

@@ -253,6 +253,55 @@ def _kubernetes_secrets(text: str) -> Iterator[tuple[str, int, int]]:
             yield "kubernetes-secret", *match.span("v")
 
 
+# ---- session cookies ---------------------------------------------------------------------
+
+# What carries cookies: a `Cookie:` or `Set-Cookie:` header (or a key of that name in code,
+# or `document.cookie = …`), its cookies running to the end of the line or the closing quote;
+# and curl's `-b`/`--cookie`, whose cookies are one shell word.
+_COOKIE_HEADER = Lazy(r"""cookie['"]?[ \t]*[:=][ \t]*['"]?(?P<v>[^\n'"]{1,4096})""", re.IGNORECASE)
+_COOKIE_FLAG = Lazy(
+    r"""(?:-b(?<![A-Za-z0-9_-]-b)|--cookie(?<![A-Za-z0-9_-]--cookie))(?:[ \t]+|=)"""
+    r"""(?:'(?P<v>[^'\n]{1,4096})'|"(?P<w>[^"\n]{1,4096})"|(?P<x>[^\s'"]{1,4096}))"""
+)
+_COOKIE = Lazy(r"[ \t]*(?P<name>[^=;\s]{1,128})=(?P<v>[^;\s]{0,4096})")  # one `name=value`
+# A cookie that signs someone in is named for it: `sessionid`, `connect.sid`, `PHPSESSID`,
+# `remember_token`, `__Secure-next-auth.session-token`, `.AspNetCore.Identity.Application`.
+_SIGN_IN = Lazy(r"sess|sid|auth|token|remember|jwt|secret|credential|login|logged|identity", re.I)
+_NAME_WORDS = Lazy(r"[a-z0-9]+")
+
+
+def _signs_in(name: str, value: str) -> bool:
+    """A session's cookie: named for one, its value long and drawn, not a placeholder or a
+    variable; an anti-forgery token (`csrftoken`) is sent in every page and is no secret."""
+    return (
+        len(value) >= 16
+        and values.random(value)  # drawn: letters and digits (not `fix-login-redirect-loop`)
+        and _SIGN_IN.search(name) is not None
+        and not values.anti_forgery(_NAME_WORDS.findall(name.lower()))
+        and not values.placeholder(value)
+        and not values.reference(value)
+    )
+
+
+def _session_cookies(text: str) -> Iterator[tuple[str, int, int]]:
+    """The value of every session cookie in a header or a curl argument: a cookie's value
+    stands for whoever signed in, for as long as the session lasts."""
+    carriers = [_COOKIE_HEADER] if "cookie" in text.lower() else []
+    if "-b" in text or "--cookie" in text:
+        carriers.append(_COOKIE_FLAG)
+    for carrier in carriers:
+        for match in carrier.finditer(text):
+            at, end = _masked_span(match)
+            # `name=value` pairs one after another, each after a `;`, until one is not.
+            while (pair := _COOKIE.match(text, at, end)) is not None:
+                value = pair.group("v").rstrip(".")  # a sentence's full stop
+                if _signs_in(pair.group("name"), value):
+                    yield "session-cookie", pair.start("v"), pair.start("v") + len(value)
+                if not text.startswith(";", pair.end()):
+                    break
+                at = pair.end() + 1
+
+
 def private_keys(text: str) -> Iterator[tuple[str, int, int]]:
     """Private keys, run before the token rules so that a key is masked whole."""
     yield from _private_keys(text)
@@ -262,10 +311,11 @@ def scan(text: str) -> Iterator[tuple[str, int, int]]:
     """(kind, start, end) of every flag, header and URL that holds a credential."""
     yield from _shapes(text, SHAPES)
     yield from _kubernetes_secrets(text)
+    yield from _session_cookies(text)
 
 
 def patterns() -> Iterator[Lazy]:
     """Every pattern this module can run (the scaling test reads their shapes)."""
     for shape in SHAPES:
         yield shape.pattern
-    yield from (_BEGIN, _KEY_BODY)
+    yield from (_BEGIN, _KEY_BODY, _COOKIE_HEADER, _COOKIE_FLAG, _COOKIE)

@@ -165,6 +165,13 @@ TOKENS: tuple[Token, ...] = (
         r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{8,256}",
         check=lambda v: values.random(v.rsplit("/", 1)[-1]),
     ),
+    Token(  # a Discord channel's webhook: `/api/webhooks/{id}/{token}`; the token lets anyone post
+        "discord-webhook",
+        ("/webhooks/",),
+        r"https?://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/(?:v[0-9]{1,2}/)?webhooks/"
+        r"[0-9]{17,20}/[A-Za-z0-9_-]{60,80}(?![A-Za-z0-9_-])",
+        check=lambda v: values.random(v.rsplit("/", 1)[-1]),
+    ),
     Token(  # a Teams channel's incoming webhook: whoever holds the URL posts to it
         "teams-webhook",
         ("webhook.office.com",),

@@ -298,13 +298,13 @@ def wordy(piece: str) -> bool:
     """Mostly words run together (`PydanticDeprecatedSince20`, `SalesResults`): at least
     half the letters are in capitalised words or runs of four lower-case letters with
     two vowels or more, one letter in four at least, which generated text seldom has."""
-    letters = sum(map(str.isalpha, piece))
     found = 0
     for run in _WORD_RUN.findall(piece):
         vowels = len(run) - len(run.translate(_NO_VOWELS))
         if vowels >= 2 and vowels * 4 >= len(run):  # "Deprecated", not "Zdasp" or "Rpxje"
             found += len(run)
-    return letters > 0 and found * 2 >= letters
+    # With no word found the answer is no, and the letters need not be counted.
+    return found > 0 and found * 2 >= sum(map(str.isalpha, piece))
 
 
 def token_like(value: str) -> bool:
