@@ -4514,6 +4514,122 @@ def _harmless_cookies(r: _Rng) -> list[str]:
     )  # fmt: skip
 
 
+# Four more found missing when the product was tried with the files and commands of a
+# working day (a tenth draw, seed + 9): a PuTTY key file's private lines, an OpenVPN
+# static key, a `~/.pgpass` line and `ldapsearch -w`; and, among the look-alikes, an age
+# recipient (a public key) and a PuTTY key's public lines.
+TENTH_FAMILIES: list[tuple[str, Callable[[_Rng], Made]]] = []
+TENTH_NEGATIVES: list[tuple[str, Harmful]] = []
+_tenth = _into(TENTH_FAMILIES)
+_tenth_negative = _into(TENTH_NEGATIVES)
+BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"  # the 32 characters of Bech32, which age uses
+PGPASS_SYMBOLS = "!@#$%&*?-_+="  # `:` and `\` would need escaping in `.pgpass`
+
+
+@_tenth("putty-private-key")
+def _putty_key(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        # PuTTY's key file: the public lines, then `Private-Lines: N` and N lines of base64.
+        private = r.b64(48)
+        return {
+            "s": private,
+            "ppk": (
+                f"PuTTY-User-Key-File-{r.choice('23')}: ssh-rsa\nEncryption: none\n"
+                f"Comment: {r.choice(USERS)}@{r.choice(HOSTS)}\nPublic-Lines: 2\n"
+                f"AAAAB3NzaC1yc2EAAAADAQABAAAAgQ{r.b64(45)}\n{r.b64(48)}\n"
+                f"Private-Lines: 1\n{private}\nPrivate-MAC: {r.text(HEX, 64)}"
+            ),
+        }
+
+    pools: Pools = (
+        ("config", ("{ppk}",)),
+        ("shell", ("$ cat ~/.ssh/{user}.ppk\n{ppk}",)),
+        ("prose-en", ("Here is the deploy key for WinSCP:\n{ppk}",)),
+        ("prose-it", ("Ecco la chiave per WinSCP:\n{ppk}",)),
+        ("prose-vi", ("Đây là khóa cho WinSCP:\n{ppk}",)),
+    )
+    return _render(r, pools, make)
+
+
+@_tenth("openvpn-static-key")
+def _openvpn_key(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        # `openvpn --genkey` writes 2048 bits as 16 lines of 32 hexadecimal digits.
+        lines = [r.text(HEX, 32) for _ in range(16)]
+        block = (
+            "-----BEGIN OpenVPN Static key V1-----\n" + "\n".join(lines)
+            + "\n-----END OpenVPN Static key V1-----"
+        )  # fmt: skip
+        return {"s": lines[r.randrange(16)], "block": block}
+
+    pools: Pools = (
+        ("config", ("<tls-crypt>\n{block}\n</tls-crypt>", "# 2048 bit static key\n{block}")),
+        ("shell", ("$ cat /etc/openvpn/ta.key\n{block}",)),
+        ("prose-en", ("The tls-auth key for the office VPN:\n{block}",)),
+        ("prose-it", ("La chiave tls-auth della VPN:\n{block}",)),
+        ("prose-vi", ("Khóa tls-auth của VPN:\n{block}",)),
+    )  # fmt: skip
+    return _render(r, pools, make)
+
+
+@_tenth("pgpass")
+def _pgpass(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        # `hostname:port:database:username:password`, one connection a line.
+        password = _password(r, PGPASS_SYMBOLS)
+        host = r.choice((r.choice(HOSTS), "localhost", "*", r.ip()))
+        port = r.choice(("5432", "6432", "*"))
+        line = f"{host}:{port}:{r.choice(DATABASES)}:{r.choice(USERS)}:{password}"
+        return {"s": password, "line": line}
+
+    pools: Pools = (
+        ("config", ("{line}", "# ~/.pgpass\n{line}\nlocalhost:5432:*:postgres:$PGPASSWORD_UNUSED")),
+        ("shell", ("$ cat ~/.pgpass\n{line}", "$ echo '{line}' >> ~/.pgpass")),
+        ("prose-en", ("Added to the runner's .pgpass: {line}",)),
+        ("prose-it", ("Aggiunta al .pgpass del runner: {line}",)),
+        ("prose-vi", ("Đã thêm vào .pgpass của runner: {line}",)),
+    )  # fmt: skip
+    return _render(r, pools, make)
+
+
+@_tenth("ldap-password")
+def _ldap_password(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        password = _password(r, "!@#%&*?-_+=")
+        return {"s": password, "pw": r.choice((password, f"'{password}'", f'"{password}"'))}
+
+    pools: Pools = (
+        ("shell", ('$ ldapsearch -x -H ldap://{host} -D "cn=admin,dc=acme" -w {pw} -b dc=acme',
+                   "$ ldapmodify -x -D cn=admin,dc=acme,dc=dev -w {pw} -f users.ldif")),
+        ("shell", ("$ ldapwhoami -x -H ldaps://{host} -D uid={user},dc=acme -w {pw}",)),
+        ("log", ("{ts} INFO {svc}: ran ldapsearch -LLL -x -w {pw} -D cn=reader,dc=acme uid=*",)),
+        ("prose-en", ("Test the bind with ldapwhoami -x -D cn=admin,dc=acme,dc=dev -w {pw}",)),
+        ("prose-it", ("Prova il bind con ldapwhoami -x -D cn=admin,dc=acme,dc=dev -w {pw}",)),
+        ("prose-vi", ("Kiểm tra bind bằng ldapwhoami -x -D cn=admin,dc=acme,dc=dev -w {pw}",)),
+    )  # fmt: skip
+    return _render(r, pools, make)
+
+
+@_tenth_negative("key-files-public-parts")
+def _public_parts(r: _Rng) -> list[str]:
+    """What travels beside those secrets and is not one: an age recipient, a PuTTY key's
+    public lines, an OpenVPN config naming its key file, commands that prompt for the
+    LDAP password or read it from a file, a `.pgpass` line whose password is a variable,
+    and times with colons."""
+    return _cycle(
+        (
+            lambda: f"Encrypt to age1{r.text(BECH32, 58)} and commit the file.",
+            lambda: f"Public-Lines: 2\nAAAAB3NzaC1yc2EAAAADAQABAAAAgQ{r.b64(45)}\n{r.b64(48)}",
+            lambda: "tls-auth ta.key 1\nremote vpn.acme.dev 1194\ncipher AES-256-GCM",
+            lambda: "ldapsearch -x -D cn=admin,dc=acme,dc=dev -W -b dc=acme,dc=dev",
+            lambda: "ldapmodify -x -D cn=admin,dc=acme,dc=dev -y /run/secrets/ldap -f users.ldif",
+            lambda: "*:*:*:replicator:${REPLICATION_PASSWORD}  # in ~/.pgpass, filled at deploy",
+            lambda: f"12:30:45:{r.number(3)}:request done in ~/.pgpass reload",
+            lambda: "AGE-SECRET-KEY-1XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+        ),
+    )  # fmt: skip
+
+
 # -- the corpus ---------------------------------------------------------------------------
 
 
@@ -4529,6 +4645,7 @@ DRAWS: tuple[tuple[list[tuple[str, Callable[[_Rng], Made]]], list[tuple[str, Har
     (SEVENTH_FAMILIES, SEVENTH_NEGATIVES),
     (EIGHTH_FAMILIES, []),
     (NINTH_FAMILIES, NINTH_NEGATIVES),
+    (TENTH_FAMILIES, TENTH_NEGATIVES),
 )
 
 
