@@ -133,6 +133,8 @@ INPUTS: dict[str, Callable[[int, int], str]] = {
     "BUNDLE_ names": repeated("BUNDLE_A__B"),
     "app id pipes": repeated("1234567890123456|"),
     "cookie headers": repeated("Cookie: "),
+    "PuTTY line counts": repeated("Public-Lines: 64\nPrivate-Lines: 999\nQUJD\n"),
+    "pgpass lines": repeated("~/.pgpass a:1:b:c:", " ldapsearch -w x"),
     "session cookies": numbered("Cookie: sid{0}=Xk9mQ2pL7vRt{0:07d}; theme=dark\n"),
     "many secrets": numbered("password=Ab3dE{:07d} "),
     "drawn keys": drawn_keys,

@@ -1,8 +1,9 @@
-"""Two credentials found missing when the product was tried with the formats of a
-working day, added after the corpus's ninth draw (issue 20, decision 239): a Discord
-channel's webhook URL, and a session cookie in a header or a curl argument. Each is
-masked where people paste it, and its look-alike in the same place passes, so a test
-fails when a rule is too narrow or too broad."""
+"""Credentials found missing when the product was tried with the files and commands of
+a working day (issue 20, decisions 240 and 241): a Discord channel's webhook URL and a
+session cookie (the corpus's ninth draw); a PuTTY key's private lines, an OpenVPN static
+key, a `~/.pgpass` line and `ldapsearch -w` (the tenth). Each is masked where people
+paste it, and its look-alike in the same place passes, so a test fails when a rule is
+too narrow or too broad."""
 
 from __future__ import annotations
 
@@ -13,6 +14,21 @@ from localmem import credentials
 TOKEN68 = "Xk9mQ2pL7vRt4wZs8yNb3cHq_Rps15JICmtRVbFyS-95houQx7Lk2fG8dW3eT6yU1iO4pA9sD"[:68]
 SESSION = "wNvdnzaZUVa068uJcSp7Ofpeb9fdcZt"
 SIGNED = "s%3A7eGRgUcNwXVCdu8Enjay3oR-EuXnIM9t.n3RgMJjJYskCU9t1A7AHCCtG"
+PRIVATE = "AAAAIQCq8zFkRZ7vN0mPdL2xW9sYbE4cJh5tUo3iGf6nQrKaBA=="
+PUBLIC = "AAAAB3NzaC1yc2EAAAADAQABAAAAgQDx7Lk2fG8dW3eT6yU1iO4pA9sDRps15JICmtRVbFyS95hou"
+PPK = (
+    "PuTTY-User-Key-File-3: ssh-rsa\nEncryption: none\nComment: deploy@ci\n"
+    f"Public-Lines: 2\n{PUBLIC}\nQx7Lk2fG8dW3eT6yU1iO4pA9sDRps15JICmtRVbFyS95hou\n"
+    f"Private-Lines: 1\n{PRIVATE}\nPrivate-MAC: {'9f2c4e7a1b3d5f6e' * 4}"
+)
+HEX_LINES = ["d0840164709ab7f3f386d0cd566647b5", "544aedf2c1e8a3b6d7f9e0c1b2a3d4e5"]
+OPENVPN = (
+    "-----BEGIN OpenVPN Static key V1-----\n"
+    + "\n".join(HEX_LINES * 8)
+    + "\n-----END OpenVPN Static key V1-----"
+)
+PASSWORD = "Falcon33@willow5"
+PHRASE = "thistle-tundra-ember-77"  # a passphrase, which only its place gives away
 
 
 def _stored(text: str) -> str:
@@ -39,6 +55,16 @@ def _stored(text: str) -> str:
         (f"curl -b 'laravel_session={SESSION}' https://app.acme.dev/me", SESSION, "session-cookie"),
         (f'curl --cookie "lang=it; auth_token={SESSION}" https://x.dev', SESSION, "session-cookie"),
         (f"curl --cookie=sid={SESSION} https://app.acme.dev/me", SESSION, "session-cookie"),
+        # A PuTTY key file's private lines; an OpenVPN static key.
+        (PPK, PRIVATE[:24], "private-key"),
+        (f"$ cat ta.key\n{OPENVPN}\n", HEX_LINES[1], "private-key"),
+        # A `~/.pgpass` line, in a text that names the file.
+        (f"$ echo 'db.internal:5432:shop:app:{PASSWORD}' >> ~/.pgpass", PASSWORD, "password"),
+        (f"added to .pgpass: *:*:*:replicator:{PASSWORD}.", PASSWORD, "password"),
+        # OpenLDAP's tools, the password after `-w`, quoted or not.
+        (f'ldapsearch -x -D "cn=admin,dc=acme" -w {PHRASE} -b dc=acme', PHRASE, "password"),
+        (f"ldapwhoami -x -D uid=app,dc=acme -w '{PHRASE}'", PHRASE, "password"),
+        ("ldapsearch -LLL -x -w XmHUT3rdRguHn0UWPUY1 -D cn=reader", "XmHUT3rdRg", "password"),
     ],
 )  # fmt: skip
 def test_kept_out(text: str, secret: str, kind: str) -> None:
@@ -74,6 +100,14 @@ def test_only_the_session_cookie_of_a_header_is_masked() -> None:
         "Cookie: sessionid=<your session id>",
         "git checkout -b session=fix-login-redirect-loop",
         "The session cookie is HttpOnly, so document.cookie cannot read it.",
+        # Public keys beside those secrets, and commands that do not hold the password.
+        "Encrypt to age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p and commit.",
+        f"Public-Lines: 2\n{PUBLIC}\nQx7Lk2fG8dW3eT6yU1iO4pA9sDRps15JICmtRVbFyS95hou",
+        "tls-auth ta.key 1\nremote vpn.acme.dev 1194",
+        "ldapsearch -x -D cn=admin,dc=acme,dc=dev -W -b dc=acme,dc=dev",
+        "ldapmodify -x -D cn=admin,dc=acme -y /run/secrets/ldap -f users.ldif",
+        "*:*:*:replicator:${REPLICATION_PASSWORD}  # in ~/.pgpass",
+        "12:30:45:893:request done after the ~/.pgpass reload",
     ],
 )
 def test_look_alikes_pass(text: str) -> None:

@@ -51,6 +51,9 @@ _TYPED_ID = Lazy(r"[a-z]{1,8}_")
 _HOST_TAIL = Lazy(r"(?:\.[a-z][a-z0-9-]{0,62}){1,8}\.[a-z]{2,12}\Z")
 _BLOCK = 16384  # how far back a PEM block's BEGIN line is looked for
 _BEGIN, _END = "-----BEGIN", "-----END"
+_PUBLIC = "Public-Lines:"  # a PuTTY key file's public key, N lines of base64 after it
+_PUBLIC_LINES = Lazy(r"Public-Lines:[ \t]*([0-9]{1,3})[ \t]*\r?\n")
+_PUBLIC_MOST = 64  # lines; an RSA key of 4096 bits takes 12
 # What a secrets tool writes for a value it encrypted: SOPS's `ENC[AES256_GCM,data:…,iv:…,
 # tag:…]`, hiera-eyaml's `ENC[PKCS7,…]`. Such a value is kept in repositories on purpose.
 _ENCRYPTED = "ENC["
@@ -79,8 +82,8 @@ def _generated(value: str) -> bool:
         return _short_generated(body)
     if _HEX.fullmatch(body.removeprefix("0x")) is not None:
         return False
-    if body.startswith(("/", "~", "AAAA", ".", "-")) or body.lower().startswith(_PUBLISHED):
-        return False  # a path, an SSH key's body, an integrity string
+    if body.startswith(("/", "~", "AAAA", ".", "-", "age1")) or body.lower().startswith(_PUBLISHED):
+        return False  # a path, an SSH key's body, an age recipient, an integrity string
     if "." in body:
         if "/" in body and "." in body.split("/", 1)[0]:
             return False  # a host and its path
@@ -211,16 +214,24 @@ def _inside_encrypted(text: str, start: int) -> bool:
 
 
 class _Blocks:
-    """Where the PEM blocks left in a text (a certificate, a public key) begin and end:
-    private ones were masked whole before this rule runs. Found once per text, so a
-    run is placed with two bisections, not a search back through the text."""
+    """Where the PEM blocks left in a text (a certificate, a public key) begin and end,
+    private ones having been masked whole before this rule runs; and where a PuTTY key
+    file's public lines are. Found once per text, so a run is placed with bisections,
+    not a search back through the text."""
 
     def __init__(self, text: str) -> None:
         self.begins = _all(text, _BEGIN)
         self.ends = _all(text, _END) if self.begins else []
+        self.public = _public_lines(text) if _PUBLIC in text else []
+        self.public_starts = [start for start, _ in self.public]
 
     def inside(self, start: int) -> bool:
-        """`start` follows a BEGIN line (at most `_BLOCK` back) with no END line between."""
+        """`start` is within a PuTTY key's public lines, or follows a BEGIN line (at most
+        `_BLOCK` back) with no END line between."""
+        if self.public:
+            at = bisect_right(self.public_starts, start) - 1
+            if at >= 0 and start < self.public[at][1]:
+                return True
         if not self.begins:
             return False
         at = bisect_right(self.begins, start - len(_BEGIN)) - 1
@@ -229,6 +240,23 @@ class _Blocks:
         begin = self.begins[at]
         after = bisect_left(self.ends, begin)
         return after == len(self.ends) or self.ends[after] > start - len(_END)
+
+
+def _public_lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the lines after each `Public-Lines: N` of a PuTTY key file, at most
+    `_PUBLIC_MOST` of them. The lines are counted from where the last span ended, so each
+    line break is passed once, however the spans overlap; their ends never decrease."""
+    spans: list[tuple[int, int]] = []
+    at = 0
+    for match in _PUBLIC_LINES.finditer(text):
+        at = max(at, match.end())
+        for _ in range(min(int(match.group(1)), _PUBLIC_MOST)):
+            line_end = text.find("\n", at)
+            at = len(text) if line_end < 0 else line_end + 1
+            if at == len(text):
+                break
+        spans.append((match.end(), at))
+    return spans
 
 
 def _all(text: str, marker: str) -> list[int]:

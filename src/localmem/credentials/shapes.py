@@ -98,6 +98,23 @@ SHAPES: tuple[Shape, ...] = (
         r"sshpass[ \t]+-p[ \t]*" + _FLAG_VALUE,
         _literal,
     ),
+    Shape(  # OpenLDAP's tools take the bind password after `-w` (`-W` asks for it instead)
+        "password",
+        ("ldap",),
+        r"(?<![A-Za-z0-9_])ldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn|exop)"
+        r"(?:[ \t]{1,8}[^\s]{1,80}){0,12}?[ \t]+-w[ \t]*" + _FLAG_VALUE,
+        _literal,
+        needs=("-w",),
+    ),
+    Shape(  # a `~/.pgpass` line, `hostname:port:database:username:password`, in a text that
+        # names the file (five fields joined by colons are too common to read alone)
+        "password",
+        ("pgpass",),
+        r"""(?<![^\s'"])(?:\*|[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[A-Za-z][A-Za-z0-9._-]{0,252})"""
+        r""":(?:[0-9]{1,5}|\*):[^\s:'"]{1,63}:[^\s:'"]{1,63}:(?P<v>[^\s:'"]{0,255}[^\s:'".,;])""",
+        _literal,
+        re.IGNORECASE,
+    ),
     Shape(  # docker login … -p …, psexec \\host -u user -p …
         "password",
         ("login", "psexec"),
@@ -199,7 +216,8 @@ def _masked_span(match: re.Match[str]) -> tuple[int, int]:
 
 # ---- private keys ------------------------------------------------------------------------
 
-_BEGIN = Lazy(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+# A PEM private key, and an OpenVPN static key (`openvpn --genkey`: the key both ends share).
+_BEGIN = Lazy(r"-----BEGIN(?:[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?| OpenVPN Static key V1)-----")
 _KEY_BODY = Lazy(r"[A-Za-z0-9+/=\s\\:,.-]{0,16384}")
 _END = "-----END"
 _BASE64_RUN = Lazy(r"[A-Za-z0-9+/]{20}")
@@ -208,7 +226,7 @@ _BASE64_RUN = Lazy(r"[A-Za-z0-9+/]{20}")
 def _private_keys(text: str) -> Iterator[tuple[str, int, int]]:
     """A PEM private key from its BEGIN line to its END line (or, cut short, to the end
     of its body). The END is looked for once per key, and never past the next key."""
-    if "PRIVATE KEY" not in text:
+    if "PRIVATE KEY" not in text and "OpenVPN Static key" not in text:
         return
     at = 0
     next_end = -2  # where the next END line starts, looked up only when passed
@@ -302,9 +320,32 @@ def _session_cookies(text: str) -> Iterator[tuple[str, int, int]]:
                 at = pair.end() + 1
 
 
+# PuTTY's key file (`.ppk`): `Private-Lines: N`, then N lines of base64, the private key
+# (encrypted with a passphrase or not, it is kept out: a passphrase can be guessed offline).
+_PUTTY_PRIVATE = Lazy(r"Private-Lines:[ \t]*(?P<n>[0-9]{1,3})[ \t]*\r?\n")
+_PUTTY_LINE = Lazy(r"[A-Za-z0-9+/=]{1,128}(?:\r?\n|\Z)")
+
+
+def _putty_keys(text: str) -> Iterator[tuple[str, int, int]]:
+    if "Private-Lines:" not in text:
+        return
+    for match in _PUTTY_PRIVATE.finditer(text):
+        end = match.end()
+        for _ in range(int(match.group("n"))):
+            line = _PUTTY_LINE.match(text, end)
+            if line is None:
+                break
+            end = line.end()
+        while end > match.end() and text[end - 1] in "\r\n":
+            end -= 1  # the last line's break is not the key's
+        if end > match.end():
+            yield "private-key", match.end(), end
+
+
 def private_keys(text: str) -> Iterator[tuple[str, int, int]]:
     """Private keys, run before the token rules so that a key is masked whole."""
     yield from _private_keys(text)
+    yield from _putty_keys(text)
 
 
 def scan(text: str) -> Iterator[tuple[str, int, int]]:
@@ -318,4 +359,4 @@ def patterns() -> Iterator[Lazy]:
     """Every pattern this module can run (the scaling test reads their shapes)."""
     for shape in SHAPES:
         yield shape.pattern
-    yield from (_BEGIN, _KEY_BODY, _COOKIE_HEADER, _COOKIE_FLAG, _COOKIE)
+    yield from (_BEGIN, _KEY_BODY, _COOKIE_HEADER, _COOKIE_FLAG, _COOKIE, _PUTTY_PRIVATE)
