@@ -67,13 +67,19 @@ _MIN_BITS = 3.6  # Shannon entropy per character; random base62 of 24 characters
 _C_LOG_C = [0.0] + [c * math.log2(c) for c in range(1, 515)]
 
 
-def _entropy(value: str, counts: Counter[str] | None = None) -> float:
-    """Shannon entropy per character: log2(n) - sum(c log2 c) / n over each character's
-    count c (`counts`, when the caller has them), counted and summed in C: a text of
-    many keys costs one call per key."""
-    size = len(value)
-    counted = (Counter(value) if counts is None else counts).values()
-    return math.log2(size) - sum(map(_C_LOG_C.__getitem__, counted)) / size
+def _varied(value: str, least: int) -> bool:
+    """At least `least` distinct characters, and `_MIN_BITS` of Shannon entropy per
+    character: log2(n) - sum(c log2 c) / n over each character's count c. With k distinct
+    characters the entropy is lowest when one of them takes all the rest (n - k + 1 of
+    them); when even that clears the bar, as it does for a drawn key, the characters need
+    not be counted, which is most of the cost of a text of many keys."""
+    size, distinct = len(value), len(set(value))
+    if distinct < least:
+        return False
+    if math.log2(size) - _C_LOG_C[size - distinct + 1] / size >= _MIN_BITS:
+        return True
+    counted = Counter(value).values()
+    return math.log2(size) - sum(map(_C_LOG_C.__getitem__, counted)) / size >= _MIN_BITS
 
 
 def _generated(value: str) -> bool:
@@ -113,8 +119,7 @@ def _generated(value: str) -> bool:
         return False
     if values.identifier_like(piece) or values.wordy(piece):
         return False
-    counts = Counter(piece)
-    return len(counts) >= 10 and _entropy(piece, counts) >= _MIN_BITS
+    return _varied(piece, 10)
 
 
 def _cut_generated(pieces: list[str]) -> bool:
@@ -124,7 +129,7 @@ def _cut_generated(pieces: list[str]) -> bool:
     joined = "".join(pieces)
     if len(joined) < _JOINED_LEAST or not _three_classes(joined):
         return False
-    if len(set(joined)) < 12 or _entropy(joined) < _MIN_BITS or values.placeholder(joined):
+    if not _varied(joined, 12) or values.placeholder(joined):
         return False
     return not any(
         sum(ch.isalpha() for ch in p) >= 4 and (values.wordy(p) or values.identifier_like(p))
@@ -142,8 +147,7 @@ def _short_generated(body: str) -> bool:
     return (
         turns >= _SHORT_TURNS
         and sum(ch.isdigit() for ch in body) >= 3
-        and len(set(body)) >= 12
-        and _entropy(body) >= _MIN_BITS
+        and _varied(body, 12)
         and not values.wordy(body)
         and not values.identifier_like(body)
         and not values.placeholder(body)
@@ -168,8 +172,7 @@ def _lower_case_generated(piece: str) -> bool:
         and len(letters) >= 8
         and len(piece) - len(letters) >= 3
         and vowels < 0.3 * len(letters)
-        and len(set(piece)) >= 12
-        and _entropy(piece) >= _MIN_BITS
+        and _varied(piece, 12)
     )
 
 

@@ -177,9 +177,12 @@ def _made_up(lowered: str) -> bool:
     characters repeated (`asdfasdfasdf`)."""
     if _MADE_UP.search(lowered) and _in_order(lowered) * 3 >= len(lowered) * 2:
         return True  # abcdef123456, not abuser123456 (people do choose those)
-    if _RUN.search(lowered) and not _drawn_around_runs(lowered):
+    # A run of eight of one character leaves room for at most n - 7 distinct ones, and
+    # a few characters repeated hold at most that few: a drawn key is spared both looks.
+    distinct = len(set(lowered))
+    if distinct <= len(lowered) - 7 and _RUN.search(lowered) and not _drawn_around_runs(lowered):
         return True
-    for width in (1, 2, 3, 4) if len(lowered) <= 128 else ():
+    for width in (1, 2, 3, 4) if len(lowered) <= 128 and distinct <= 4 else ():
         # `width` characters repeated: the text equals itself moved by `width`.
         if len(lowered) >= 3 * width and lowered[width:] == lowered[:-width]:
             return True
