@@ -4630,6 +4630,57 @@ def _public_parts(r: _Rng) -> list[str]:
     )  # fmt: skip
 
 
+# JSON may escape `/` as `\/` (PHP's `json_encode` does by default): a URL that holds a
+# credential, pasted from such JSON, hid from the rules that read URLs. An eleventh draw
+# (seed + 10), before the view decodes it.
+ELEVENTH_FAMILIES: list[tuple[str, Callable[[_Rng], Made]]] = []
+ELEVENTH_NEGATIVES: list[tuple[str, Harmful]] = []
+_eleventh = _into(ELEVENTH_FAMILIES)
+_eleventh_negative = _into(ELEVENTH_NEGATIVES)
+
+
+@_eleventh("bypass-json-escaped-slashes")
+def _json_slashes(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        kind = r.randrange(3)
+        if kind == 0:  # a Slack webhook
+            secret = r.text(ALNUM, 24)
+            team, bot = r.text(UPPER + DIGITS, 9), r.text(UPPER + DIGITS, 9)
+            url = f"https://hooks.slack.com/services/T{team}/B{bot}/{secret}"
+        elif kind == 1:  # a Discord webhook
+            secret = r.text(B64URL, 68)
+            url = f"https://discord.com/api/webhooks/{r.number(18)}/{secret}"
+        else:  # a password in a URL's user part
+            secret = _password(r, "!*-_+=")
+            url = f"https://{r.choice(USERS)}:{secret}@{r.choice(HOSTS)}/v1/"
+        return {"s": secret, "u": url.replace("/", "\\/")}
+
+    pools: Pools = (
+        ("config", ('{{"notify": {{"url": "{u}"}}}}',)),
+        ("log", ('{ts} DEBUG {svc}: settings {{"endpoint":"{u}","retries":3}}',)),
+        ("code", ("$config = json_decode('{{\"hook\":\"{u}\"}}');",)),
+        ("shell", ("$ php artisan config:show --json | grep hook\n  \"hook\": \"{u}\",",)),
+        ("prose-en", ('The API returned {{"webhook":"{u}"}} for the staging channel.',)),
+        ("prose-it", ('L\'API ha risposto {{"webhook":"{u}"}} per il canale di staging.',)),
+        ("prose-vi", ('API trả về {{"webhook":"{u}"}} cho kênh staging.',)),
+    )  # fmt: skip
+    return _render(r, pools, make)
+
+
+@_eleventh_negative("json-escaped-slashes")
+def _json_slashes_harmless(r: _Rng) -> list[str]:
+    """URLs and paths with `/` escaped, and regular expressions that escape it."""
+    return _cycle(
+        (
+            lambda: f'{{"docs":"https:\\/\\/{r.choice(HOSTS)}\\/guide\\/{r.choice(WORDS)}"}}',
+            lambda: f'{{"path":"\\/var\\/log\\/{r.choice(SERVICES)}.log","size":{r.number(5)}}}',
+            lambda: "const url = /^https?:\\/\\/[a-z0-9.-]+\\/api\\/v[0-9]+\\//;",
+            lambda: f'{{"next":"https:\\/\\/api.acme.dev\\/v1\\/items?page={r.randint(2, 9)}"}}',
+            lambda: f'{{"avatar":"https:\\/\\/cdn.acme.dev\\/u\\/{r.text(HEX, 32)}.png"}}',
+        ),
+    )  # fmt: skip
+
+
 # -- the corpus ---------------------------------------------------------------------------
 
 
@@ -4646,6 +4697,7 @@ DRAWS: tuple[tuple[list[tuple[str, Callable[[_Rng], Made]]], list[tuple[str, Har
     (EIGHTH_FAMILIES, []),
     (NINTH_FAMILIES, NINTH_NEGATIVES),
     (TENTH_FAMILIES, TENTH_NEGATIVES),
+    (ELEVENTH_FAMILIES, ELEVENTH_NEGATIVES),
 )
 
 
