@@ -129,6 +129,7 @@ INPUTS: dict[str, Callable[[int, int], str]] = {
     "mysql mysql": repeated("mysql "),
     "zero-width": repeated("a\u200b"),
     "percent escapes": repeated("%41"),
+    "escaped slashes": repeated("https:\\/\\/a:b@"),
     "Vietnamese": repeated("mật khẩu đường "),
     "BUNDLE_ names": repeated("BUNDLE_A__B"),
     "app id pipes": repeated("1234567890123456|"),

@@ -65,12 +65,21 @@ def _stored(text: str) -> str:
         (f'ldapsearch -x -D "cn=admin,dc=acme" -w {PHRASE} -b dc=acme', PHRASE, "password"),
         (f"ldapwhoami -x -D uid=app,dc=acme -w '{PHRASE}'", PHRASE, "password"),
         ("ldapsearch -LLL -x -w XmHUT3rdRguHn0UWPUY1 -D cn=reader", "XmHUT3rdRg", "password"),
+        # URLs from JSON that escapes its slashes (`\\/`), as PHP's `json_encode` does.
+        (f'{{"hook":"https:\\/\\/discord.com\\/api\\/webhooks\\/874512093361709056\\/{TOKEN68}"}}',
+         TOKEN68, "discord-webhook"),
+        (f'{{"dsn":"https:\\/\\/app:{PHRASE}@db.internal\\/shop"}}', PHRASE, "url-password"),
     ],
 )  # fmt: skip
 def test_kept_out(text: str, secret: str, kind: str) -> None:
     masked = credentials.mask(text)
     assert secret not in masked.text
     assert kind in masked.kinds
+
+
+def test_an_escaped_url_keeps_its_escapes_around_the_mask() -> None:
+    stored = _stored(f'{{"dsn":"https:\\/\\/app:{PHRASE}@db.internal\\/shop"}}')
+    assert stored == '{"dsn":"https:\\/\\/app:[redacted: url-password]@db.internal\\/shop"}'
 
 
 def test_only_the_session_cookie_of_a_header_is_masked() -> None:
@@ -108,6 +117,8 @@ def test_only_the_session_cookie_of_a_header_is_masked() -> None:
         "ldapmodify -x -D cn=admin,dc=acme -y /run/secrets/ldap -f users.ldif",
         "*:*:*:replicator:${REPLICATION_PASSWORD}  # in ~/.pgpass",
         "12:30:45:893:request done after the ~/.pgpass reload",
+        '{"docs":"https:\\/\\/acme.dev\\/guide\\/deploy","path":"\\/var\\/log\\/app.log"}',
+        "const url = /^https?:\\/\\/[a-z0-9.-]+\\/api\\/v[0-9]+\\//;",
     ],
 )
 def test_look_alikes_pass(text: str) -> None:

@@ -6,7 +6,8 @@ percent-encoded URL) and, sometimes, on purpose (a Cyrillic `А` in `AKIA…`).
 The rules match on a view with those undone: NFKC applied character by
 character, zero-width and bidi controls removed, look-alike Cyrillic and Greek
 letters read as Latin, JSON `\\uXXXX` and URL `%XX` escapes of token characters
-decoded. A finding in the view is mapped back to the span of the original text
+decoded, and JSON's escaped slash `\\/` read as `/` (PHP's `json_encode` writes every
+URL that way). A finding in the view is mapped back to the span of the original text
 it came from, and that span is what gets masked, so the stored text keeps
 everything else as written.
 
@@ -49,7 +50,8 @@ _TABLE.update(_LOOK_ALIKES)
 # What an escape may decode to: the characters of tokens. `@`, `/`, `%`, `?`, `&`, `#`
 # stay escaped, since decoding them would change where a URL's parts end.
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+=~:")
-_ESCAPES = Lazy(r"(\\u[0-9A-Fa-f]{4}|%[0-9A-Fa-f]{2})")
+_ESCAPE = r"\\u[0-9A-Fa-f]{4}|%[0-9A-Fa-f]{2}|\\/"  # JSON's `\/` is a slash wherever it is
+_ESCAPES = Lazy(f"({_ESCAPE})")
 _READS_AS: dict[str, str] = {}  # a character -> what the rules read (a cache of `_reads_as`)
 _DECODED: dict[str, str] = {}  # an escape -> what the rules read (a cache of `_decoded`)
 _CACHED = 4096  # escapes remembered at most
@@ -69,9 +71,12 @@ def _reads_as(char: str) -> str:
 
 
 def _decoded(escape: str) -> str:
-    """An escape's character when it is a token's, else the escape as written."""
+    """An escape's character when it is a token's, else the escape as written; JSON's
+    `\\/` is always a slash (it is never anything else, and URLs are written with it)."""
     read = _DECODED.get(escape)
     if read is None:
+        if escape == "\\/":
+            return "/"
         char = chr(int(escape[2:] if escape[0] == "\\" else escape[1:], 16))
         read = char if char in _TOKEN_CHARS else escape
         if len(_DECODED) < _CACHED:
@@ -90,7 +95,7 @@ class View:
         self._orig: list[int] = []  # ... and in the original
         self._exact: list[bool] = []  # True: the piece maps character for character
         self._changes: dict[str, str] = {}  # non-ASCII characters whose length changes
-        escapes = "\\u" in source or "%" in source
+        escapes = "\\u" in source or "%" in source or "\\/" in source
         if source.isascii() and not escapes:
             self.text = source
             return
@@ -131,7 +136,7 @@ class View:
         """The pieces of the way back: one at each change of the text's length."""
         self._view.clear()
         self._piece(0, 0, True)
-        alternatives = [r"\\u[0-9A-Fa-f]{4}|%[0-9A-Fa-f]{2}"]
+        alternatives = [_ESCAPE]
         if self._changes:
             alternatives.append("[" + "".join(re.escape(ch) for ch in self._changes) + "]")
         shift = 0  # characters the view has lost (or gained) before this point
