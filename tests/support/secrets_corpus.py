@@ -4681,6 +4681,89 @@ def _json_slashes_harmless(r: _Rng) -> list[str]:
     )  # fmt: skip
 
 
+# Two more that let whoever holds them in, found missing when agents' notes were tried:
+# an account's two-factor recovery codes, and a wallet's seed phrase (BIP-39: 12 to 24
+# words of its list). A twelfth draw (seed + 11), before the rules.
+TWELFTH_FAMILIES: list[tuple[str, Callable[[_Rng], Made]]] = []
+TWELFTH_NEGATIVES: list[tuple[str, Harmful]] = []
+_twelfth = _into(TWELFTH_FAMILIES)
+_twelfth_negative = _into(TWELFTH_NEGATIVES)
+# The first words of BIP-39's English list (3 to 8 letters each).
+BIP39_WORDS = (
+    "abandon", "ability", "able", "about", "above", "absent", "absorb", "abstract", "absurd",
+    "abuse", "access", "accident", "account", "accuse", "achieve", "acid", "acoustic",
+    "acquire", "across", "action", "actor", "actress", "actual", "adapt", "addict", "address",
+    "adjust", "admit", "adult", "advance", "advice", "aerobic", "affair", "afford", "afraid",
+    "again", "agent", "agree", "ahead", "airport", "aisle", "alarm", "album", "alcohol",
+    "alert", "alien", "alley", "allow", "almost", "alone", "alpha", "already", "also", "alter",
+    "always", "amateur", "amazing", "among", "amount", "amused", "analyst", "anchor",
+    "ancient", "anger", "angle", "angry", "animal", "ankle", "announce", "annual", "another",
+    "answer", "antenna",
+)  # fmt: skip
+
+
+def _recovery_code(r: _Rng) -> str:
+    style = r.randrange(3)
+    if style == 0:  # GitHub: two groups of five hexadecimal digits
+        return r.text(HEX, 5) + "-" + r.text(HEX, 5)
+    if style == 1:  # Google: eight digits
+        return r.number(8)
+    return r.text(LOWER + DIGITS, 4) + "-" + r.text(LOWER + DIGITS, 4)  # four and four
+
+
+@_twelfth("two-factor-recovery-codes")
+def _recovery_codes(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        codes = [_recovery_code(r) for _ in range(r.randint(4, 10))]
+        return {"s": codes[r.randrange(len(codes))], "codes": " ".join(codes),
+                "lines": "\n".join(codes)}  # fmt: skip
+
+    pools: Pools = (
+        ("prose-en", ("GitHub recovery codes for the ops account: {codes}",
+                      "Backup codes (2FA) for the shared inbox:\n{lines}")),
+        ("shell", ("$ cat ~/Downloads/github-recovery-codes.txt\nRecovery codes:\n{lines}",)),
+        ("config", ("# 2FA backup codes, ops@acme.dev\nbackup_codes: {codes}",)),
+        ("prose-it", ("Codici di recupero 2FA dell'account ops: {codes}",)),
+        ("prose-vi", ("Mã khôi phục 2FA của tài khoản ops: {codes}",)),
+    )  # fmt: skip
+    return _render(r, pools, make)
+
+
+@_twelfth("wallet-seed-phrase")
+def _seed_phrase(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        words = [r.choice(BIP39_WORDS) for _ in range(r.choice((12, 18, 24)))]
+        return {"s": " ".join(words[4:8]), "phrase": " ".join(words)}
+
+    pools: Pools = (
+        ("config", ('MNEMONIC="{phrase}"', "deployer:\n  mnemonic: {phrase}")),
+        ("code", ('wallet = Wallet.from_mnemonic("{phrase}")',)),
+        ("prose-en", ("Seed phrase of the test-net deployer wallet: {phrase}",
+                      "the recovery phrase is {phrase}")),
+        ("prose-it", ("La seed phrase del wallet di deploy: {phrase}",)),
+        ("prose-vi", ("Cụm từ khôi phục (seed phrase) của ví deploy: {phrase}",)),
+    )  # fmt: skip
+    return _render(r, pools, make)
+
+
+@_twelfth_negative("about-recovery-codes-and-seeds")
+def _about_recovery(r: _Rng) -> list[str]:
+    """Notes about recovery codes and seed phrases that do not hold one, and Hardhat's
+    public development mnemonic."""
+    return _cycle(
+        (
+            lambda: "Recovery codes: stored in 1Password under 'GitHub ops'.",
+            lambda: "Download the recovery codes from Settings > Security and keep them offline.",
+            lambda: "backup codes: none generated yet",
+            lambda: "mnemonic: test test test test test test test test test test test junk",
+            lambda: "The seed phrase is 12 words; never paste it anywhere.",
+            lambda: "MNEMONIC=${WALLET_MNEMONIC}",
+            lambda: f"Use {r.randint(8, 10)} recovery codes per account; each works once.",
+            lambda: "Mnemonic for the lint rules: every good boy deserves fudge.",
+        ),
+    )
+
+
 # -- the corpus ---------------------------------------------------------------------------
 
 
@@ -4698,6 +4781,7 @@ DRAWS: tuple[tuple[list[tuple[str, Callable[[_Rng], Made]]], list[tuple[str, Har
     (NINTH_FAMILIES, NINTH_NEGATIVES),
     (TENTH_FAMILIES, TENTH_NEGATIVES),
     (ELEVENTH_FAMILIES, ELEVENTH_NEGATIVES),
+    (TWELFTH_FAMILIES, TWELFTH_NEGATIVES),
 )
 
 
