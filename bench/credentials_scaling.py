@@ -136,6 +136,8 @@ INPUTS: dict[str, Callable[[int, int], str]] = {
     "cookie headers": repeated("Cookie: "),
     "PuTTY line counts": repeated("Public-Lines: 64\nPrivate-Lines: 999\nQUJD\n"),
     "pgpass lines": repeated("~/.pgpass a:1:b:c:", " ldapsearch -w x"),
+    "recovery codes": repeated("backup codes: 4f9a1-8c2e7 code "),
+    "seed phrases": repeated("seed phrase is ability able "),
     "session cookies": numbered("Cookie: sid{0}=Xk9mQ2pL7vRt{0:07d}; theme=dark\n"),
     "many secrets": numbered("password=Ab3dE{:07d} "),
     "drawn keys": drawn_keys,

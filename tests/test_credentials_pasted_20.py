@@ -29,6 +29,7 @@ OPENVPN = (
 )
 PASSWORD = "Falcon33@willow5"
 PHRASE = "thistle-tundra-ember-77"  # a passphrase, which only its place gives away
+SEED = "adjust alcohol absent afraid actual announce account alien abstract absurd allow again"
 
 
 def _stored(text: str) -> str:
@@ -69,6 +70,17 @@ def _stored(text: str) -> str:
         (f'{{"hook":"https:\\/\\/discord.com\\/api\\/webhooks\\/874512093361709056\\/{TOKEN68}"}}',
          TOKEN68, "discord-webhook"),
         (f'{{"dsn":"https:\\/\\/app:{PHRASE}@db.internal\\/shop"}}', PHRASE, "url-password"),
+        # Two-factor recovery codes after their name, on one line or one a line.
+        ("GitHub recovery codes: 4f9a1-8c2e7 b71d0-93fa2 0c6e8-d41b5", "0c6e8-d41b5",
+         "recovery-codes"),
+        ("Backup codes (2FA) for the shared inbox:\n48213095\n73920518\n10384726", "10384726",
+         "recovery-codes"),
+        ("Codici di recupero: k3x9-p2m7, w8q4-z1n6", "w8q4-z1n6", "recovery-codes"),
+        # A wallet's seed phrase after its name.
+        (f'MNEMONIC="{SEED}"', SEED, "seed-phrase"),
+        (f"the recovery phrase is {SEED}", SEED, "seed-phrase"),
+        (f'Wallet.from_mnemonic("{SEED}")', SEED, "seed-phrase"),
+        (f"SEED PHRASE: {SEED.upper()}", SEED.upper(), "seed-phrase"),
     ],
 )  # fmt: skip
 def test_kept_out(text: str, secret: str, kind: str) -> None:
@@ -119,6 +131,14 @@ def test_only_the_session_cookie_of_a_header_is_masked() -> None:
         "12:30:45:893:request done after the ~/.pgpass reload",
         '{"docs":"https:\\/\\/acme.dev\\/guide\\/deploy","path":"\\/var\\/log\\/app.log"}',
         "const url = /^https?:\\/\\/[a-z0-9.-]+\\/api\\/v[0-9]+\\//;",
+        # Notes about recovery codes and seed phrases that hold none, and Hardhat's
+        # public development mnemonic.
+        "Recovery codes: stored in 1Password under 'GitHub ops'.",
+        "backup codes: none generated yet",
+        "mnemonic: test test test test test test test test test test test junk",
+        "The seed phrase is 12 words; never paste it anywhere.",
+        "(mnemonic: Bracelets can be viewed Backwards, but Not Necklaces.)",
+        "Seed phrase tip: write down every word with care and keep the paper sheet away from water",
     ],
 )
 def test_look_alikes_pass(text: str) -> None:

@@ -214,6 +214,62 @@ def _masked_span(match: re.Match[str]) -> tuple[int, int]:
     return match.span()
 
 
+# ---- what lets its holder in: recovery codes, seed phrases ---------------------------------
+
+# An account's two-factor recovery (backup) codes, named, then a list of them: GitHub's
+# `4f9a1-8c2e7`, Google's `48213095`, others' `k3x9-p2m7`, one after another.
+_CODES_NAMED = Lazy(
+    r"(?:\b(?:recovery|backup|2fa|mfa)[ \t_-]codes?\b|\bcodici[ \t]di[ \t](?:recupero|backup)"
+    r"|\bmã[ \t](?:khôi[ \t]phục|dự[ \t]phòng))[^\n:=]{0,48}[:=][ \t]*(?:\r?\n[ \t]*)?",
+    re.IGNORECASE,
+)
+_CODE = Lazy(r"[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{4,12})?(?![A-Za-z0-9-])")
+_BETWEEN_CODES = Lazy(r"[ \t]*[,;]?[ \t]*(?:\r?\n[ \t]*)?")
+_MOST_CODES = 32
+
+
+def _recovery_codes(text: str) -> Iterator[tuple[str, int, int]]:
+    """The list after a name of recovery codes, as far as its items look like codes: each
+    holds a digit or is two groups joined by a dash (`none generated yet` is no list)."""
+    for named in _CODES_NAMED.finditer(text):
+        at, end = named.end(), named.end()
+        for _ in range(_MOST_CODES):
+            code = _CODE.match(text, at)
+            if code is None:
+                break
+            value = code.group()
+            if not any(ch.isdigit() for ch in value) and "-" not in value:
+                break
+            end = code.end()
+            between = _BETWEEN_CODES.match(text, end)
+            at = between.end() if between is not None else end
+        if end > named.end():
+            yield "recovery-codes", named.end(), end
+
+
+# A wallet's seed phrase (BIP-39): 12 to 24 words of 3 to 8 letters after its name.
+_SEED_NAMED = Lazy(
+    r"(?:\b(?:seed|recovery|secret|wallet|backup)[ \t_-]?phrase|mnemonic)[^\n]{0,48}?"
+    r"""(?:[:=(]|\bis\b|\bè\b|\blà\b)[ \t]*['"]?"""
+    r"(?P<v>[a-z]{3,8}(?:[ \t]{1,4}[a-z]{3,8}){11,23})\b",
+    re.IGNORECASE,
+)
+# Words of prose, which BIP-39's list does not hold: a run with one is a sentence.
+_PROSE_WORDS = frozenset(
+    ("the", "and", "for", "with", "this", "that", "you", "are", "not", "but", "was", "its",
+     "has", "have", "will", "from", "into", "then", "when", "what", "they", "them", "our")
+)  # fmt: skip
+
+
+def _seed_phrases(text: str) -> Iterator[tuple[str, int, int]]:
+    """The words after a seed phrase's name, unless they are a sentence (they hold a word
+    of prose) or a placeholder (Hardhat's `test test … junk`, fewer than 6 distinct)."""
+    for match in _SEED_NAMED.finditer(text):
+        words = match.group("v").lower().split()
+        if len(set(words)) >= 6 and _PROSE_WORDS.isdisjoint(words):
+            yield "seed-phrase", *match.span("v")
+
+
 # ---- private keys ------------------------------------------------------------------------
 
 # A PEM private key, and an OpenVPN static key (`openvpn --genkey`: the key both ends share).
@@ -353,6 +409,11 @@ def scan(text: str) -> Iterator[tuple[str, int, int]]:
     yield from _shapes(text, SHAPES)
     yield from _kubernetes_secrets(text)
     yield from _session_cookies(text)
+    lowered = text.lower()
+    if "cod" in lowered or "mã" in lowered:  # code, codici, mã khôi phục
+        yield from _recovery_codes(text)
+    if "phrase" in lowered or "mnemonic" in lowered:
+        yield from _seed_phrases(text)
 
 
 def patterns() -> Iterator[Lazy]:
