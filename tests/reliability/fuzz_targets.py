@@ -263,7 +263,10 @@ CRAFTED = st.sampled_from(
     ["a_", "a.", "=", ":", "QUJD", "x", "token ", "token=", "password is ", "eyJhbGci.", "ghp_",
      "://a:", "@", "-----BEGIN RSA PRIVATE KEY-----", "-----END", "mysql -p", "\u200b", "%41",
      "\\u0067", "mật khẩu ", "Basic ", "Bearer ", '"', "'", "\n", " ", "AKIA", "sk-", "Q~",
-     "<password>", "--password ", "-u a:", "[redacted: token]", "İ"]
+     "<password>", "--password ", "-u a:", "[redacted: token]", "İ", "Cookie: sid=", "-b ",
+     "Private-Lines: 3\n", "Public-Lines: 2\n", "~/.pgpass ", "a:1:b:c:", "ldapsearch -w ",
+     "\\/", "backup codes: ", "1234-5678 ", "mnemonic: ", "abandon ", "/api/webhooks/",
+     "-----BEGIN OpenVPN Static key V1-----"]
 )  # fmt: skip
 MAX_REPEATS = 300
 GROWING = st.tuples(
