@@ -4764,6 +4764,22 @@ def _about_recovery(r: _Rng) -> list[str]:
     )
 
 
+# Braintree's (PayPal's) access tokens, `access_token$production$` (or `$sandbox$`), the
+# merchant id (16 lower-case letters and digits), `$`, 32 hexadecimal digits: found missing
+# when providers' prefixes were tried alone in a sentence. A thirteenth draw (seed + 12).
+def _braintree(r: _Rng) -> str:
+    env = r.choice(("production", "production", "sandbox"))
+    return f"access_token${env}${r.text(LOWER + DIGITS, 16)}${r.text(HEX, 32)}"
+
+
+THIRTEENTH_PROVIDERS = (
+    _more("braintree", _braintree, "BRAINTREE_ACCESS_TOKEN", "Braintree access token",
+          "token di accesso Braintree", "token truy cập Braintree",
+          "https://payments.braintree-api.com/graphql"),
+)  # fmt: skip
+THIRTEENTH_FAMILIES = [(p.family, _provider_samples(p)) for p in THIRTEENTH_PROVIDERS]
+
+
 # -- the corpus ---------------------------------------------------------------------------
 
 
@@ -4782,6 +4798,7 @@ DRAWS: tuple[tuple[list[tuple[str, Callable[[_Rng], Made]]], list[tuple[str, Har
     (TENTH_FAMILIES, TENTH_NEGATIVES),
     (ELEVENTH_FAMILIES, ELEVENTH_NEGATIVES),
     (TWELFTH_FAMILIES, TWELFTH_NEGATIVES),
+    (THIRTEENTH_FAMILIES, []),
 )
 
 
