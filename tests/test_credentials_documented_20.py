@@ -1,6 +1,7 @@
 """Shapes their providers document, added after the corpus's seventh and eighth draws
-(issue 20, decision 235): each is masked alone in a sentence, and its look-alike in
-the same place passes, so a test fails when a rule is too narrow or too broad.
+(issue 20, decision 235) and its thirteenth (decision 244): each is masked alone in a
+sentence, and its look-alike in the same place passes, so a test fails when a rule is
+too narrow or too broad.
 
 Prefixes are built from parts so that no scanner flags this file."""
 
@@ -14,6 +15,7 @@ HEX32 = "9f2c4e7a1b3d5f6e8a0c2e4b6d8f1a3c"
 HEX64 = HEX32 + "0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e"
 MIXED16 = "Xk9mQ2pL7vRt4wZs"
 BASE32 = "QZ7K2MX5RBT3WN6YHC4PJ2LDVF"  # 26 characters of base32
+BRAINTREE = "access_token$" + "production$k3x9p2m7w8q4z1n6$" + HEX32
 
 
 def _stored(text: str) -> str:
@@ -59,6 +61,13 @@ def _stored(text: str) -> str:
         (f"SMTP key {'xsmtp' + 'sib-'}{HEX64}-{MIXED16}", HEX64, "brevo-key"),
         (f"Use {'lsv2' + '_pt_'}{HEX32}_a694e4f6dc here", HEX32, "langsmith-key"),
         (f"Use {'dnk' + 'ey-'}{BASE32}-{BASE32}{BASE32}", BASE32, "nebula-key"),
+        # Braintree's access tokens (decision 244), in production and in the sandbox.
+        (f"gateway = braintree.connect(accessToken: '{BRAINTREE}')", HEX32, "braintree-token"),
+        (
+            f"the sandbox one is {BRAINTREE.replace('production', 'sandbox')}.",
+            HEX32,
+            "braintree-token",
+        ),
     ],
 )
 def test_a_documented_shape_is_masked(text: str, secret: str, kind: str) -> None:
@@ -82,6 +91,8 @@ def test_a_documented_shape_is_masked(text: str, secret: str, kind: str) -> None
         # A file named by its digest, with a long lower-case suffix.
         f"thumbnails/{HEX32}.thumbnail_large",
         f"cache/{HEX32}.partialdownload1",
+        # Braintree's shape filled in by hand.
+        "access_token$production$abcdefghijklmnop$0123456789abcdef0123456789abcdef",
     ],
 )
 def test_a_look_alike_passes(text: str) -> None:

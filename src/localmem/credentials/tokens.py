@@ -618,6 +618,12 @@ TOKENS: tuple[Token, ...] = (
         + r"[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.acc[_-]"
         r"[a-z0-9-]{10,32}\.[a-z0-9+/_=-]{30,120}(?![a-z0-9+/_=-])",
     ),
+    Token(  # Braintree (PayPal): the environment, the merchant's id, then 32 hexadecimal digits
+        "braintree-token",
+        ("access_token$",),
+        _opening("[A-Za-z0-9_]", "access_token$")
+        + r"(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32}(?![A-Za-z0-9])",
+    ),
     Token(  # Brevo (Sendinblue): API keys and SMTP keys, 64 hex, `-`, 16 letters and digits
         "brevo-key",
         ("xkeysib-", "xsmtpsib-"),
