@@ -192,9 +192,8 @@ def _markers(shapes: tuple[Shape, ...]) -> tuple[Markers, Markers]:
     return _MARKERS[0]
 
 
-def _shapes(text: str, shapes: tuple[Shape, ...]) -> Iterator[tuple[str, int, int]]:
+def _shapes(text: str, lowered: str, shapes: tuple[Shape, ...]) -> Iterator[tuple[str, int, int]]:
     exact, any_case = _markers(shapes)
-    lowered = text.lower()
     wanted = exact.wanted(text) | any_case.wanted(lowered)
     for index in sorted(wanted):
         shape = shapes[index]
@@ -223,6 +222,7 @@ _CODES_NAMED = Lazy(
     r"|\bmã[ \t](?:khôi[ \t]phục|dự[ \t]phòng))[^\n:=]{0,48}[:=][ \t]*(?:\r?\n[ \t]*)?",
     re.IGNORECASE,
 )
+_CODES_NAME = Lazy("recovery|backup|2fa|mfa|codici|mã")
 _CODE = Lazy(r"[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{4,12})?(?![A-Za-z0-9-])")
 _BETWEEN_CODES = Lazy(r"[ \t]*[,;]?[ \t]*(?:\r?\n[ \t]*)?")
 _MOST_CODES = 32
@@ -357,10 +357,10 @@ def _signs_in(name: str, value: str) -> bool:
     )
 
 
-def _session_cookies(text: str) -> Iterator[tuple[str, int, int]]:
+def _session_cookies(text: str, lowered: str) -> Iterator[tuple[str, int, int]]:
     """The value of every session cookie in a header or a curl argument: a cookie's value
     stands for whoever signed in, for as long as the session lasts."""
-    carriers = [_COOKIE_HEADER] if "cookie" in text.lower() else []
+    carriers = [_COOKIE_HEADER] if "cookie" in lowered else []
     if "-b" in text or "--cookie" in text:
         carriers.append(_COOKIE_FLAG)
     for carrier in carriers:
@@ -406,11 +406,11 @@ def private_keys(text: str) -> Iterator[tuple[str, int, int]]:
 
 def scan(text: str) -> Iterator[tuple[str, int, int]]:
     """(kind, start, end) of every flag, header and URL that holds a credential."""
-    yield from _shapes(text, SHAPES)
-    yield from _kubernetes_secrets(text)
-    yield from _session_cookies(text)
     lowered = text.lower()
-    if "cod" in lowered or "mã" in lowered:  # code, codici, mã khôi phục
+    yield from _shapes(text, lowered, SHAPES)
+    yield from _kubernetes_secrets(text)
+    yield from _session_cookies(text, lowered)
+    if _CODES_NAME.search(lowered) is not None:  # a word that opens every name of them
         yield from _recovery_codes(text)
     if "phrase" in lowered or "mnemonic" in lowered:
         yield from _seed_phrases(text)
