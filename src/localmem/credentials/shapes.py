@@ -1,10 +1,12 @@
 """Credentials known by the shape around them: a flag, a header, a URL, a key block.
 
-`mysql -p…`, `sshpass -p …`, `docker login -p …`, `curl -u user:pass`, an
-`Authorization: Basic` or `Bearer` header with a literal value, the password in
-a URL's user part, the signature of a signed URL (`sig=`, `X-Amz-Signature=`),
-and a PEM private key (a service account's JSON file holds
-one, `\n` escapes and all). Each shape has literal markers (a text without them
+`mysql -p…`, `sshpass -p …`, `docker login -p …`, `ldapsearch -w …`, `curl -u
+user:pass`, an `Authorization: Basic` or `Bearer` header with a literal value, a
+session cookie, the password in a URL's user part or a `~/.pgpass` line, the
+signature of a signed URL (`sig=`, `X-Amz-Signature=`), a PEM private key (a
+service account's JSON file holds one, `\n` escapes and all), a PuTTY key file's
+private lines, an OpenVPN static key; and, after their names, two-factor recovery
+codes and a wallet's seed phrase. Each shape has literal markers (a text without them
 costs one substring scan), bounded repeats, and a check of the value it found.
 """
 
@@ -305,6 +307,29 @@ def _private_keys(text: str) -> Iterator[tuple[str, int, int]]:
         at = max(end, begin.end())
 
 
+# PuTTY's key file (`.ppk`): `Private-Lines: N`, then N lines of base64, the private key
+# (encrypted with a passphrase or not, it is kept out: a passphrase can be guessed offline).
+_PUTTY_PRIVATE = Lazy(r"Private-Lines:[ \t]*(?P<n>[0-9]{1,3})[ \t]*\r?\n")
+_PUTTY_LINE = Lazy(r"[A-Za-z0-9+/=]{1,128}(?:\r?\n|\Z)")
+
+
+def _putty_keys(text: str) -> Iterator[tuple[str, int, int]]:
+    """A PuTTY key file's private lines, as many as it says (at most 999), each base64."""
+    if "Private-Lines:" not in text:
+        return
+    for match in _PUTTY_PRIVATE.finditer(text):
+        end = match.end()
+        for _ in range(int(match.group("n"))):
+            line = _PUTTY_LINE.match(text, end)
+            if line is None:
+                break
+            end = line.end()
+        while end > match.end() and text[end - 1] in "\r\n":
+            end -= 1  # the last line's break is not the key's
+        if end > match.end():
+            yield "private-key", match.end(), end
+
+
 _SECRET_KIND = Lazy(r"^[ \t]*kind:[ \t]*['\"]?secret['\"]?[ \t]*$", re.IGNORECASE | re.MULTILINE)
 # A value of a Secret's `data:`: `key: <base64>` on one line, or a line of a block.
 _SECRET_VALUE = Lazy(
@@ -376,28 +401,6 @@ def _session_cookies(text: str, lowered: str) -> Iterator[tuple[str, int, int]]:
                 at = pair.end() + 1
 
 
-# PuTTY's key file (`.ppk`): `Private-Lines: N`, then N lines of base64, the private key
-# (encrypted with a passphrase or not, it is kept out: a passphrase can be guessed offline).
-_PUTTY_PRIVATE = Lazy(r"Private-Lines:[ \t]*(?P<n>[0-9]{1,3})[ \t]*\r?\n")
-_PUTTY_LINE = Lazy(r"[A-Za-z0-9+/=]{1,128}(?:\r?\n|\Z)")
-
-
-def _putty_keys(text: str) -> Iterator[tuple[str, int, int]]:
-    if "Private-Lines:" not in text:
-        return
-    for match in _PUTTY_PRIVATE.finditer(text):
-        end = match.end()
-        for _ in range(int(match.group("n"))):
-            line = _PUTTY_LINE.match(text, end)
-            if line is None:
-                break
-            end = line.end()
-        while end > match.end() and text[end - 1] in "\r\n":
-            end -= 1  # the last line's break is not the key's
-        if end > match.end():
-            yield "private-key", match.end(), end
-
-
 def private_keys(text: str) -> Iterator[tuple[str, int, int]]:
     """Private keys, run before the token rules so that a key is masked whole."""
     yield from _private_keys(text)
@@ -405,7 +408,8 @@ def private_keys(text: str) -> Iterator[tuple[str, int, int]]:
 
 
 def scan(text: str) -> Iterator[tuple[str, int, int]]:
-    """(kind, start, end) of every flag, header and URL that holds a credential."""
+    """(kind, start, end) of every flag, header, URL, cookie and named list that holds a
+    credential."""
     lowered = text.lower()
     yield from _shapes(text, lowered, SHAPES)
     yield from _kubernetes_secrets(text)
@@ -420,4 +424,6 @@ def patterns() -> Iterator[Lazy]:
     """Every pattern this module can run (the scaling test reads their shapes)."""
     for shape in SHAPES:
         yield shape.pattern
-    yield from (_BEGIN, _KEY_BODY, _COOKIE_HEADER, _COOKIE_FLAG, _COOKIE, _PUTTY_PRIVATE)
+    yield from (_BEGIN, _KEY_BODY, _SECRET_KIND, _SECRET_VALUE, _PUTTY_PRIVATE, _PUTTY_LINE)
+    yield from (_COOKIE_HEADER, _COOKIE_FLAG, _COOKIE, _SIGN_IN, _NAME_WORDS)
+    yield from (_CODES_NAMED, _CODES_NAME, _CODE, _BETWEEN_CODES, _SEED_NAMED)
