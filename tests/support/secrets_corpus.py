@@ -4780,6 +4780,47 @@ THIRTEENTH_PROVIDERS = (
 THIRTEENTH_FAMILIES = [(p.family, _provider_samples(p)) for p in THIRTEENTH_PROVIDERS]
 
 
+# A token written as a URL's user, with no password after it: GitHub and others take
+# `https://<token>@github.com/…` from git. A fourteenth draw (seed + 13), before the rule.
+FOURTEENTH_FAMILIES: list[tuple[str, Callable[[_Rng], Made]]] = []
+FOURTEENTH_NEGATIVES: list[tuple[str, Harmful]] = []
+_fourteenth = _into(FOURTEENTH_FAMILIES)
+_fourteenth_negative = _into(FOURTEENTH_NEGATIVES)
+GIT_HOSTS = ("github.com", "gitlab.com", "bitbucket.org", "git.acme.dev")
+
+
+@_fourteenth("token-as-url-user")
+def _token_user(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        token = r.choice((r.text(HEX, 40), r.text(ALNUM, r.randint(32, 48))))
+        return {"s": token, "url": f"https://{token}@{r.choice(GIT_HOSTS)}/acme/app.git"}
+
+    pools: Pools = (
+        ("shell", ("$ git clone {url}", "$ git remote set-url origin {url}")),
+        ("config", ('[remote "origin"]\n\turl = {url}\n\tfetch = +refs/heads/*',)),
+        ("log", ("{ts} INFO {svc}: fetching {url} (depth 1)",)),
+        ("prose-en", ("The CI runner clones {url} for the nightly build.",)),
+        ("prose-it", ("Il runner clona {url} per la build notturna.",)),
+        ("prose-vi", ("Runner CI clone {url} cho bản build đêm.",)),
+    )  # fmt: skip
+    return _render(r, pools, make)
+
+
+@_fourteenth_negative("users-in-urls")
+def _users_in_urls(r: _Rng) -> list[str]:
+    """A URL's user that is a name, an address or a variable, and git's own `git@`."""
+    return _cycle(
+        (
+            lambda: f"git clone https://{r.choice(USERS)}@{r.choice(GIT_HOSTS)}/acme/app.git",
+            lambda: f"git clone ssh://git@{r.choice(GIT_HOSTS)}/acme/app.git",
+            lambda: "git remote add origin https://deploy-bot-acme-ci@gitlab.com/acme/app.git",
+            lambda: "git clone https://${GITHUB_TOKEN}@github.com/acme/app.git",
+            lambda: "curl https://api-user@acme.dev/v1/status",
+            lambda: f"ftp://anonymous@ftp.{r.choice(('debian.org', 'acme.dev'))}/pub/",
+        ),
+    )
+
+
 # -- the corpus ---------------------------------------------------------------------------
 
 
@@ -4799,6 +4840,7 @@ DRAWS: tuple[tuple[list[tuple[str, Callable[[_Rng], Made]]], list[tuple[str, Har
     (ELEVENTH_FAMILIES, ELEVENTH_NEGATIVES),
     (TWELFTH_FAMILIES, TWELFTH_NEGATIVES),
     (THIRTEENTH_FAMILIES, []),
+    (FOURTEENTH_FAMILIES, FOURTEENTH_NEGATIVES),
 )
 
 
