@@ -125,6 +125,7 @@ INPUTS: dict[str, Callable[[int, int], str]] = {
     "eyJ. pieces": repeated("eyJa."),
     "ghp_ prefixes": repeated("ghp_"),
     "url userinfo": repeated("://a:"),
+    "url users": repeated("://Xk9mQ2pL7vRt4wZs@"),
     "PEM BEGIN lines": repeated("-----BEGIN RSA PRIVATE KEY-----!"),
     "mysql mysql": repeated("mysql "),
     "zero-width": repeated("a\u200b"),

@@ -29,6 +29,7 @@ OPENVPN = (
 )
 PASSWORD = "Falcon33@willow5"
 PHRASE = "thistle-tundra-ember-77"  # a passphrase, which only its place gives away
+HEX40 = "9173df4ea92168ec4eb2d7775a2dff3f24b8182f"
 SEED = "adjust alcohol absent afraid actual announce account alien abstract absurd allow again"
 
 
@@ -70,6 +71,9 @@ def _stored(text: str) -> str:
         (f'{{"hook":"https:\\/\\/discord.com\\/api\\/webhooks\\/874512093361709056\\/{TOKEN68}"}}',
          TOKEN68, "discord-webhook"),
         (f'{{"dsn":"https:\\/\\/app:{PHRASE}@db.internal\\/shop"}}', PHRASE, "url-password"),
+        # A token given as a URL's user, with no password after it.
+        (f"git clone https://{HEX40}@github.com/acme/app.git", HEX40, "url-password"),
+        (f"url = https://{SESSION}@gitlab.com/acme/app.git", SESSION, "url-password"),
         # Two-factor recovery codes after their name, on one line or one a line.
         ("GitHub recovery codes: 4f9a1-8c2e7 b71d0-93fa2 0c6e8-d41b5", "0c6e8-d41b5",
          "recovery-codes"),
@@ -131,6 +135,10 @@ def test_only_the_session_cookie_of_a_header_is_masked() -> None:
         "12:30:45:893:request done after the ~/.pgpass reload",
         '{"docs":"https:\\/\\/acme.dev\\/guide\\/deploy","path":"\\/var\\/log\\/app.log"}',
         "const url = /^https?:\\/\\/[a-z0-9.-]+\\/api\\/v[0-9]+\\//;",
+        # A URL's user that is a name or a variable, and a Sentry DSN's public key.
+        "git clone https://deploy-bot-acme-ci@gitlab.com/acme/app.git",
+        "git clone https://${GITHUB_TOKEN}@github.com/acme/app.git",
+        f"SENTRY_DSN=https://{HEX40[:32]}@o123456.ingest.sentry.io/4504123",
         # Notes about recovery codes and seed phrases that hold none, and Hardhat's
         # public development mnemonic.
         "Recovery codes: stored in 1Password under 'GitHub ops'.",

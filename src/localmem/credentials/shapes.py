@@ -86,6 +86,13 @@ SHAPES: tuple[Shape, ...] = (
         r"""://[^\s/:@'"<>]{0,256}:(?P<v>[^\s/'"<>]{1,256})@(?=[^\s/@'"<>])""",
         lambda v: _literal(v) and v.lower() != "password",
     ),
+    Shape(  # a token given as a URL's user, with no password (`https://<token>@github.com/…`);
+        # not a Sentry DSN's key, which Sentry publishes in every page that reports to it
+        "url-password",
+        ("://",),
+        r"""://(?P<v>[^\s/:@'"<>]{16,256})@(?=[^\s/@'"<>])(?![A-Za-z0-9.-]{0,64}sentry\.io/)""",
+        values.token_like,
+    ),
     Shape(
         "password",
         ("mysql", "mariadb"),
