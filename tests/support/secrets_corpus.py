@@ -4821,6 +4821,45 @@ def _users_in_urls(r: _Rng) -> list[str]:
     )
 
 
+# 7-Zip and RAR take an archive's password glued to `-p` (`7z a -pSECRET …`, `unrar x
+# -pSECRET …`), as mysql does. A fifteenth draw (seed + 14), before the rule.
+FIFTEENTH_FAMILIES: list[tuple[str, Callable[[_Rng], Made]]] = []
+FIFTEENTH_NEGATIVES: list[tuple[str, Harmful]] = []
+_fifteenth = _into(FIFTEENTH_FAMILIES)
+_fifteenth_negative = _into(FIFTEENTH_NEGATIVES)
+
+
+@_fifteenth("archive-password-flag")
+def _archive_password(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        password = _password(r, "!@#%*?-_+=")
+        return {"s": password, "p": r.choice((password, f'"{password}"', f"'{password}'"))}
+
+    pools: Pools = (
+        ("shell", ("$ 7z a -p{p} -mhe=on backup.7z data/", "$ unrar x -p{p} export.rar")),
+        ("shell", ("$ 7za x -p{p} -o/tmp/restore backup.7z",)),
+        ("log", ("{ts} INFO {svc}: ran 7z a -t7z -p{p} /backups/db.7z /var/lib/db",)),
+        ("prose-en", ("Extract it with 7z x -p{p} dump.7z, the key is in the ticket.",)),
+        ("prose-it", ("Estrai con 7z x -p{p} dump.7z.",)),
+        ("prose-vi", ("Giải nén bằng 7z x -p{p} dump.7z nhé.",)),
+    )
+    return _render(r, pools, make)
+
+
+@_fifteenth_negative("archive-commands")
+def _archive_commands(r: _Rng) -> list[str]:
+    """Archivers asked to prompt for the password, and their other switches."""
+    return _cycle(
+        (
+            lambda: "7z a -p -mhe=on backup.7z data/",
+            lambda: "7z x -o/tmp/out -y backup.7z",
+            lambda: "unrar x -p- export.rar",
+            lambda: f"7z a -v{r.randint(10, 900)}m -mx=9 archive.7z src/",
+            lambda: 'rar a -p"$ARCHIVE_PASSWORD" export.rar out/',
+        ),
+    )
+
+
 # -- the corpus ---------------------------------------------------------------------------
 
 
@@ -4841,6 +4880,7 @@ DRAWS: tuple[tuple[list[tuple[str, Callable[[_Rng], Made]]], list[tuple[str, Har
     (TWELFTH_FAMILIES, TWELFTH_NEGATIVES),
     (THIRTEENTH_FAMILIES, []),
     (FOURTEENTH_FAMILIES, FOURTEENTH_NEGATIVES),
+    (FIFTEENTH_FAMILIES, FIFTEENTH_NEGATIVES),
 )
 
 
