@@ -128,6 +128,7 @@ INPUTS: dict[str, Callable[[int, int], str]] = {
     "url users": repeated("://Xk9mQ2pL7vRt4wZs@"),
     "PEM BEGIN lines": repeated("-----BEGIN RSA PRIVATE KEY-----!"),
     "mysql mysql": repeated("mysql "),
+    "7z -p": repeated("7z a -p "),
     "zero-width": repeated("a\u200b"),
     "percent escapes": repeated("%41"),
     "escaped slashes": repeated("https:\\/\\/a:b@"),

@@ -71,6 +71,9 @@ def _stored(text: str) -> str:
         (f'{{"hook":"https:\\/\\/discord.com\\/api\\/webhooks\\/874512093361709056\\/{TOKEN68}"}}',
          TOKEN68, "discord-webhook"),
         (f'{{"dsn":"https:\\/\\/app:{PHRASE}@db.internal\\/shop"}}', PHRASE, "url-password"),
+        # 7-Zip's and RAR's password glued to `-p`.
+        (f"7z a -p{PHRASE} -mhe=on backup.7z data/", PHRASE, "password"),
+        (f"unrar x -p'{PHRASE}' export.rar", PHRASE, "password"),
         # A token given as a URL's user, with no password after it.
         (f"git clone https://{HEX40}@github.com/acme/app.git", HEX40, "url-password"),
         (f"url = https://{SESSION}@gitlab.com/acme/app.git", SESSION, "url-password"),
@@ -135,6 +138,10 @@ def test_only_the_session_cookie_of_a_header_is_masked() -> None:
         "12:30:45:893:request done after the ~/.pgpass reload",
         '{"docs":"https:\\/\\/acme.dev\\/guide\\/deploy","path":"\\/var\\/log\\/app.log"}',
         "const url = /^https?:\\/\\/[a-z0-9.-]+\\/api\\/v[0-9]+\\//;",
+        # Archivers asked to prompt for the password, or to read it from a variable.
+        "7z a -p -mhe=on backup.7z data/",
+        "unrar x -p- export.rar",
+        'rar a -p"$ARCHIVE_PASSWORD" export.rar out/',
         # A URL's user that is a name or a variable, and a Sentry DSN's public key.
         "git clone https://deploy-bot-acme-ci@gitlab.com/acme/app.git",
         "git clone https://${GITHUB_TOKEN}@github.com/acme/app.git",

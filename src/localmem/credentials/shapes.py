@@ -101,6 +101,14 @@ SHAPES: tuple[Shape, ...] = (
         _literal,
         needs=("-p",),
     ),
+    Shape(  # 7-Zip and RAR: the archive's password glued to `-p` (`-p` alone asks, `-p-` skips)
+        "password",
+        ("7z", "rar"),
+        r"(?<![A-Za-z0-9_])(?:7z|7za|7zz|7zr|rar|unrar)(?:[ \t]{1,8}[^\s]{1,80}){0,8}?[ \t]+-p"
+        + _FLAG_VALUE,
+        _literal,
+        needs=("-p",),
+    ),
     Shape(
         "password",
         ("sshpass",),
