@@ -52,13 +52,20 @@ class Token:
         self.minimum = minimum  # the shortest whole token, for the split-token join
 
 
-def _opening(behind: str, *literals: str) -> str:
-    """One of `literals`, with no character of the class `behind` before it. Each
-    literal is written first and its look-behind after it (reaching back over it): a
-    pattern that opens with literals lets `re` skip in C to where one of their first
-    characters stands, where a look-behind first is tried at every position (decision
-    237)."""
-    return "(?:" + "|".join(rf"{re.escape(s)}(?<!{behind}{re.escape(s)})" for s in literals) + ")"
+def _opening(behind: str, *literals: str, also: str = "") -> str:
+    """One of `literals`, with no character of the class `behind` (nor of `also`) before
+    it. Each literal is written first and its look-behinds after it (reaching back over
+    it): a pattern that opens with literals lets `re` skip in C to where one of their
+    first characters stands, where a look-behind first is tried at every position
+    (decision 237)."""
+    classes = (behind, also) if also else (behind,)
+    return (
+        "(?:"
+        + "|".join(
+            re.escape(s) + "".join(f"(?<!{c}{re.escape(s)})" for c in classes) for s in literals
+        )
+        + ")"
+    )
 
 
 def _prefixed(
@@ -78,14 +85,9 @@ def _prefixed(
     joined with the next run when the two make a token of at least `whole`. `unless`:
     what may not follow the prefix (another rule's longer prefix)."""
     # Only at the start of a run of the body's characters (the two look-behinds), so a
-    # text of repeated prefixes is one attempt, not one per prefix. Each prefix comes
-    # first and its look-behinds after it (reaching back over it): a pattern that opens
-    # with literals lets `re` skip in C to where one of their first characters stands.
-    start = "|".join(
-        rf"{re.escape(p)}(?<![A-Za-z0-9_\-]{re.escape(p)})(?<!{body}{re.escape(p)})"
-        for p in prefixes
-    )
-    source = rf"(?:{start}){f'(?!{unless})' if unless else ''}{body}{{1,{most}}}{tail}(?!{body})"
+    # text of repeated prefixes is one attempt, not one per prefix.
+    start = _opening(r"[A-Za-z0-9_\-]", *prefixes, also=body)
+    source = rf"{start}{f'(?!{unless})' if unless else ''}{body}{{1,{most}}}{tail}(?!{body})"
 
     def fits(value: str, _prefixes: tuple[str, ...] = prefixes) -> bool:
         rest = next(value[len(p) :] for p in _prefixes if value.startswith(p)).rstrip("=")
