@@ -4860,6 +4860,168 @@ def _archive_commands(r: _Rng) -> list[str]:
     )
 
 
+# Harmless text of a working day that the rules read as secrets when the detector was run
+# over installed documentation and packages: code references and linker symbols, locales,
+# git revisions, HTML-escaped code, resource names, public signing keys and API schemas.
+# A sixteenth draw (seed + 15), negatives only, before the rules change.
+SIXTEENTH_NEGATIVES: list[tuple[str, Harmful]] = []
+_sixteenth_negative = _into(SIXTEENTH_NEGATIVES)
+_PASCAL = ("Stream", "Request", "Server", "Buffer", "Session", "Parser", "Listening", "Port",
+           "Compress", "Block", "Context", "Handle", "Value", "Agent", "Network")  # fmt: skip
+
+
+def _pascal(r: _Rng, n: int) -> str:
+    return "".join(r.choice(_PASCAL) for _ in range(n))
+
+
+@_sixteenth_negative("code-references")
+def _code_references(r: _Rng) -> list[str]:
+    """Linker symbol versions, `Class#method`, C++ scopes, anchors in a manual."""
+    fn = ("pthread_create", "dlopen", "memcpy", "realloc", "clock_gettime")
+
+    def glibc() -> str:
+        return f"{r.choice(fn)}@@GLIBC_2.{r.randint(2, 34)}.{r.randint(1, 5)}"
+
+    return _cycle(
+        (
+            lambda: f"Valgrind points at {glibc()} in the leak report.",
+            lambda: f"Fixed Http{r.randint(2, 3)}{_pascal(r, 2)}#setTimeout returning undefined.",
+            lambda: (
+                f"Exit a parse tree produced by {_pascal(r, 1)}Parser#exprList{r.randint(1, 9)}."
+            ),
+            lambda: f"The crash is in v{r.randint(6, 9)}::{_pascal(r, 2)}& handling.",
+            lambda: f"We now hide node::credentials::{_pascal(r, 1)}Only outside the unit.",
+            lambda: f"See internals.html#XSLT{r.randint(1, 9)} for the processing steps.",
+            lambda: f"Il leak parte da {glibc()} secondo valgrind.",
+            lambda: f"Lỗi nằm ở {_pascal(r, 2)}{r.randint(2, 9)}#onClose khi đóng kết nối.",
+        ),
+    )
+
+
+@_sixteenth_negative("locales-and-mail-words")
+def _locales(r: _Rng) -> list[str]:
+    """Locale names with a modifier, and MIME encoded words in a raw mail header."""
+    locale = ("sr_RS", "ca_ES", "be_BY", "uz_UZ", "sr_ME")
+    modifier = ("latin", "valencia", "cyrillic", "euro")
+
+    def named() -> str:
+        return f"{r.choice(locale)}.UTF-8@{r.choice(modifier)}"
+
+    def encoded() -> str:
+        return f"=?UTF-8?Q?Caf=C3=A9_{r.choice(WORDS)}_{r.randint(2, 99)}?="
+
+    return _cycle(
+        (
+            lambda: f"Set LANG to {named()} for the build.",
+            lambda: (
+                f"The locale moved from ca_ES.ISO8859-{r.randint(1, 15)}@valencia to {named()}."
+            ),
+            lambda: f"The raw header was Subject: {encoded()} before decoding.",
+            lambda: f"LC_ALL={named()} python3 report.py",
+        ),
+    )
+
+
+@_sixteenth_negative("git-revisions")
+def _git_revisions(r: _Rng) -> list[str]:
+    """Revision syntax: ancestors, parents, reflog entries, peeled tags."""
+
+    def tag() -> str:
+        return f"v{r.randint(1, 4)}.{r.randint(0, 20)}.{r.randint(0, 9)}"
+
+    return _cycle(
+        (
+            lambda: f"git show HEAD~{r.randint(2, 40)}^{r.randint(1, 2)}:src/app.txt prints it.",
+            lambda: f"Compare main@{{{r.randint(1, 9)}}} with origin/main~{r.randint(1, 9)} first.",
+            lambda: f"git log {tag()}^{{commit}}..HEAD~{r.randint(1, 9)} --oneline",
+            lambda: f"git diff HEAD@{{{r.randint(1, 5)}}}~{r.randint(1, 3)}^2 -- README.md",
+        ),
+    )
+
+
+@_sixteenth_negative("html-escaped-code")
+def _html_escaped(r: _Rng) -> list[str]:
+    """Code and output pasted from an HTML page, its brackets and quotes escaped."""
+
+    def bytes_() -> str:
+        return " ".join(r.text(HEX, 2) for _ in range(r.randint(3, 6)))
+
+    def font() -> str:
+        return r.choice(("Courier", "Times", "Helvetica"))
+
+    def op() -> str:
+        return f"0x{r.text(HEX, 2).upper()} 0x{r.text(HEX, 2).upper()}"
+
+    return _cycle(
+        (
+            lambda: f"The docs escape it as &lt;Buffer {bytes_()}&gt; in the HTML.",
+            lambda: f"The page shows &#x3C;Buffer {bytes_()}> for the bytes.",
+            lambda: f"The spec says &quot;SM{r.randint(2, 4)} Cryptographic Hash&quot; there.",
+            lambda: f"fontconfig wants &#60;string&#62;{font()}&#60;/string&#62; in the alias.",
+            lambda: f"amd64-&gt;IR: unhandled instruction bytes {op()}",
+        ),
+    )
+
+
+@_sixteenth_negative("resource-names-and-symbols")
+def _resource_names(r: _Rng) -> list[str]:
+    """AWS ARNs, C++ mangled names in a backtrace, PascalCase names with a digit."""
+    policy = ("AmazonEC2ReadOnlyAccess", "AmazonS3FullAccess", "AmazonEC2ContainerRegistryReadOnly",
+              "AmazonS3ReadOnlyAccess")  # fmt: skip
+
+    def mangled() -> str:
+        a, b = r.choice(_PASCAL), r.choice(_PASCAL)
+        return f"_ZN2v8{len(a)}{a}{len(b)}{b}ENS_5LocalINS_7ContextEEENS1_INS_5ValueEEEiPS5_"
+
+    def distribution() -> str:
+        return f"arn:aws:cloudfront::{r.number(12)}:distribution/E{r.text(UPPER + DIGITS, 13)}"
+
+    def port() -> str:
+        return f"Inspector{r.choice(('Udp', 'Tcp'))}V{r.choice((4, 6))}ListeningPort"
+
+    def opcode() -> str:
+        return f"DXTCV{r.randint(10, 99)}{_pascal(r, 2)}SSE{r.randint(2, 4)}"
+
+    return _cycle(
+        (
+            lambda: f"Attach arn:aws:iam::aws:policy/{r.choice(policy)} to the role.",
+            lambda: f"The distribution is {distribution()} now.",
+            lambda: f"The crash is in {mangled()} per the trace.",
+            lambda: f'The event has "messageType": "{port()}".',
+            lambda: f"Illegal operand at {opcode()} in the old release.",
+            lambda: f"Cần gắn arn:aws:iam::aws:policy/{r.choice(policy)} cho role deploy.",
+        ),
+    )
+
+
+@_sixteenth_negative("public-signing-keys")
+def _signing_keys(r: _Rng) -> list[str]:
+    """Fingerprints and ids of the public keys that sign releases, fetched with gpg."""
+    server = "hkps://keys.openpgp.org"
+    return _cycle(
+        (
+            lambda: f"gpg --keyserver {server} --recv-keys {r.text(HEX, 40).upper()}",
+            lambda: f"Import the release key first: gpg --recv-keys {r.text(HEX, 16).upper()}",
+            lambda: f"gpg --recv-key {r.text(HEX, 40).upper()} && gpg --verify node.tar.xz.sig",
+        ),
+    )
+
+
+@_sixteenth_negative("api-schema-fields")
+def _schema_fields(r: _Rng) -> list[str]:
+    """A paginator's names for its token fields, and a tag's key, in an SDK's schema."""
+    marker = ("Marker", "NextToken", "NextMarker", "ContinuationToken", "position")
+    tag = ("Purpose", "Owner", "CostCenter")
+    return _cycle(
+        (
+            lambda: f'"input_token": "{r.choice(marker)}", "output_token": "{r.choice(marker)}"',
+            lambda: '"output_token": "StreamDescription.Shards[-1].ShardId"',
+            lambda: f"aws resourcegroupstaggingapi tag-resources --tag-key '{r.choice(tag)}'",
+            lambda: f'"limit_key": "MaxRecords", "input_token": "{r.choice(marker)}"',
+        ),
+    )
+
+
 # -- the corpus ---------------------------------------------------------------------------
 
 
@@ -4881,6 +5043,7 @@ DRAWS: tuple[tuple[list[tuple[str, Callable[[_Rng], Made]]], list[tuple[str, Har
     (THIRTEENTH_FAMILIES, []),
     (FOURTEENTH_FAMILIES, FOURTEENTH_NEGATIVES),
     (FIFTEENTH_FAMILIES, FIFTEENTH_NEGATIVES),
+    ([], SIXTEENTH_NEGATIVES),
 )
 
 
