@@ -5022,6 +5022,26 @@ def _schema_fields(r: _Rng) -> list[str]:
     )
 
 
+@_sixteenth_negative("ids-regions-and-docstrings")
+def _ids_regions(r: _Rng) -> list[str]:
+    """Ids given to a CLI's `--…-id` flags, cloud regions named after a secret, a list of
+    a language's keywords, and a docstring's cross-references."""
+
+    def drawn() -> str:
+        return r.text(LOWER + DIGITS, 26)
+
+    region = ("eu-west-3", "us-east-1", "ap-southeast-2", "europe-west1", "us-central1")
+    return _cycle(
+        (
+            lambda: f"aws cognito-idp sign-up --client-id {drawn()} --username jane",
+            lambda: f"aws cloud9 delete-environment --environment-id {r.text(HEX, 30)}EX",
+            lambda: f"The example deletes a replica secret in {r.choice(region)}.",
+            lambda: "KEYWORDS = ('lambda', 'nonlocal', 'pass', 'print', 'raise')",
+            lambda: "    secrets (:py:class:`list`): the :py:class:`SecretReference` objects.",
+        ),
+    )
+
+
 # -- the corpus ---------------------------------------------------------------------------
 
 
