@@ -56,6 +56,10 @@ _NOT_DRAWN = Lazy(
     r"|=[^=,;]{0,40}[,;][A-Za-z_$][\w$.]{0,40}=(?!=)"
 )
 _DRAWN_SYMBOL = Lazy(r"[!@#$%^&?~]")  # `*` alone is as often a product (`Integer*1`)
+# Markup's escapes (`&lt;`, `&#x3C;`, `&quot;`): HTML pasted whole, not a password.
+_ENTITY = Lazy(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31})(?:;|\Z)")
+_PIECES = Lazy(r"[^A-Za-z0-9]+")
+_NAME_PARTS = Lazy(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _DRAWN_MOST = 40  # longer runs of every class are base64 and the like: `loose` reads them
 # What gives the value in the sentence: "is", "è", "là", "now", a colon, an equals sign.
 _LINKS = ("is", "è", "là", "was", "now", "are", "es", "est", "ist", "sono", "era")
@@ -203,6 +207,37 @@ def _symbol_words(text: str) -> Iterator[tuple[int, int]]:
             yield start, end
 
 
+def _names_joined(value: str) -> bool:
+    """Names of code joined by symbols (`pthread_create@@GLIBC_2.2.5`,
+    `Http2ServerRequest#setTimeout`, `sr_RS.UTF-8@latin`): each piece between them is a
+    number, letters of one case with maybe a number after them (`GLIBC`, `XSLT1`,
+    `amd64`), or words in camel case. A drawn password's pieces change case letter by
+    letter (`dB2yF6`, `qL9vZm1P`)."""
+    for piece in _PIECES.split(value):
+        letters = piece.rstrip("0123456789")
+        if not letters or (letters.isalpha() and (letters.islower() or letters.isupper())):
+            continue
+        parts = _NAME_PARTS.findall(piece)
+        for at, part in enumerate(parts):
+            # A word (`Stream`, `Http`), an acronym (`UTF`), a capital before a word (the
+            # `X` of `XPath`) or a number; one letter between others (`d2Lk`) or two
+            # without a vowel (`Lk`) are drawn.
+            if part.isdigit() or part.isupper() and len(part) > 1 or _word_part(part):
+                continue
+            following = parts[at + 1] if at + 1 < len(parts) else ""
+            if not (part.isupper() and following.istitle() and _word_part(following)):
+                return False
+    return True
+
+
+def _word_part(part: str) -> bool:
+    """A word (`Stream`), or an abbreviation of three or four letters (`Http`, `Tcp`);
+    longer runs with no vowel are typed or drawn (`Zxcvbnm`)."""
+    if len(part) < 2:
+        return False
+    return 3 <= len(part) <= 4 or any(ch in "aeiouyAEIOUY" for ch in part)
+
+
 def _chosen(text: str) -> Iterator[tuple[str, int, int]]:
     """Chosen passwords standing alone: one drawn from every class (upper and lower
     case, a digit, a symbol: `dB2y@qL9vZ`) wherever it stands, and one of letters, a
@@ -224,6 +259,8 @@ def _chosen(text: str) -> Iterator[tuple[str, int, int]]:
             and any(ch.islower() for ch in value)
             and _DRAWN_SYMBOL.search(value) is not None
             and _NOT_DRAWN.search(value) is None
+            and _ENTITY.search(value) is None
+            and not _names_joined(value)
         )
         if not drawn:
             if _LINK_BEFORE.search(text, max(0, start - 16), start) is None:
@@ -264,4 +301,6 @@ def scan(
             continue
         if shape == "hex" and hash_of_a_change(text, start, end):
             continue
+        if values.gpg_key_id(text, start, end):
+            continue  # gpg --recv-keys 5BE8…D356: a public key's fingerprint
         yield KIND, start, end

@@ -59,6 +59,10 @@ _PUBLIC_MOST = 64  # lines; an RSA key of 4096 bits takes 12
 _ENCRYPTED = "ENC["
 _ENCRYPTED_MOST = 8192  # how far back its opening is looked for
 _CIPHER = Lazy(r"[A-Z][A-Z0-9_]{2,31},")  # the cipher the tool names first: AES256_GCM, PKCS7
+# A C++ name as compilers write it (Itanium ABI): `_Z`, maybe `N`, then the length of the
+# first name and the name (`_ZN2v88Function4CallE…`), as a backtrace prints it.
+_MANGLED = Lazy(r"_Z(?:N|L|St)?([1-9][0-9]{0,2})")
+_C_NAME = Lazy(r"[A-Za-z_][A-Za-z0-9_]*")
 _LOOK_BACK = 24
 _MIN_BITS = 3.6  # Shannon entropy per character; random base62 of 24 characters has about 4.2
 
@@ -90,6 +94,8 @@ def _generated(value: str) -> bool:
         return False
     if body.startswith(("/", "~", "AAAA", ".", "-", "age1")) or body.lower().startswith(_PUBLISHED):
         return False  # a path, an SSH key's body, an age recipient, an integrity string
+    if body.startswith("_Z") and _mangled(body):
+        return False
     if "." in body:
         if "/" in body and "." in body.split("/", 1)[0]:
             return False  # a host and its path
@@ -117,9 +123,18 @@ def _generated(value: str) -> bool:
         return _lower_case_generated(piece)
     if piece.upper() == piece:
         return False
-    if values.identifier_like(piece) or values.wordy(piece):
+    if values.identifier_like(piece) or values.wordy(piece) or values.pascal_name(piece):
         return False
     return _varied(piece, 10)
+
+
+def _mangled(body: str) -> bool:
+    """A mangled C++ name: its first name is as long as its length says, and a name."""
+    found = _MANGLED.match(body)
+    if found is None:
+        return False
+    name = body[found.end() : found.end() + int(found.group(1))]
+    return len(name) == int(found.group(1)) and _C_NAME.fullmatch(name) is not None
 
 
 def _cut_generated(pieces: list[str]) -> bool:
@@ -293,6 +308,8 @@ def scan(
             continue
         if blocks.inside(start) or "public" in before:
             continue  # a certificate's lines, `public_key = "…"`
+        if before.endswith(":") and values.in_arn(text, start):
+            continue  # arn:aws:iam::aws:policy/…: a resource's name
         if encrypted and _inside_encrypted(text, start):
             continue
         if values.given_to_other(text, start):

@@ -70,6 +70,8 @@ _WEAK_LAST_WORDS = frozenset({"key", "login", "api", "license"})
 WEAK = "api-key"  # the kind masked after a weak name
 # Names in code but words in a sentence (and in `DEBUG=pw:api`): their value must be strong.
 _VERBS = frozenset({"pass", "auth", "pw"})
+# What a service draws for its clients: never a word. A password or a secret people choose.
+_DRAWN_KINDS = ("token", "api-key")
 _PHRASES = {
     "mật khẩu": "password", "mat khau": "password", "contraseña": "password",
     "mot de passe": "password", "kennwort": "password",
@@ -209,6 +211,8 @@ def _value(text: str, at: int, mode: str) -> tuple[int, int] | None:
             return None  # the quotes of a concatenation: `"…_password = "+new Buffer(`
         if values.placeholder(inner) or values.reference(inner) or values.identifier_like(inner):
             return None  # "serverAuth", "challengePassword": names
+        if values.colour(inner):
+            return None
         return start, end
     bare = (_BARE_IN_QUERY if mode == "query" else _BARE).match(text, at)
     if bare is None:
@@ -361,6 +365,8 @@ def _after_name(
         span = _value(text, xml.end(), "assign")
         return (kind, *span) if span else None
     name = text[start:end].lower()
+    if text.startswith("::", end) and not text.startswith("::=", end) or values.in_arn(text, start):
+        return None  # node::credentials::Only, arn:…:secret:name: a path to a name, not a value
     assign = _ASSIGN.match(text, end, end + 40)
     if assign is not None:
         operator = assign.group()
@@ -373,15 +379,24 @@ def _after_name(
             and text[end + len(operator.rstrip()) : end + 8].lstrip(" \t").startswith(quote)
         ):
             return None  # "Password:", a label inside a string
-        mode = "prose" if name in _VERBS else _assign_mode(text, start, operator)
+        mode = _assign_mode(text, start, operator)
+        if name in _VERBS and mode != "call":  # `'pass', 'print'`: a list of words
+            mode = "prose"
         mode = "token" if weak else mode
         span = _value(text, assign.end(), mode)
-        return (kind, *span) if span else None
+        if span is None or (kind in _DRAWN_KINDS and _not_drawn(text[span[0] : span[1]])):
+            return None  # "input_token": "Marker": a field's name in a schema
+        return (kind, *span)
     space = _SPACE.match(text, end, end + 16)
-    if space is not None and not text.startswith("-", space.end()) and _flag_like(text, start):
-        span = _value(text, space.end(), "flag")
+    if (
+        space is not None
+        and not text.startswith("-", space.end())
+        and (name not in _VERBS or text.startswith("-", start - 1))  # "Pass `-Dx=no` to …"
+        and _flag_like(text, start)
+    ):
+        span = _value(text, space.end(), "token" if weak else "flag")
         if span is not None:
-            return (kind, *span)
+            return None if values.gpg_key_id(text, *span) else (kind, *span)
     call = _CALL.match(text, end, end + 300)  # new NetworkCredential("user", "…")
     if call is not None and name.endswith(("credential", "credentials")):
         span = _value(text, call.end(), "assign")
@@ -389,6 +404,16 @@ def _after_name(
     if name in _VERBS:
         return None  # "pass it to the parser", "auth is handled upstream"
     return _after_prose_name(text, end, kind)
+
+
+def _not_drawn(value: str) -> bool:
+    """Words (`"nextToken": "A value used for …"`), or letters alone as a word is written
+    (`Marker`, `position`, `NEXT`): a service draws its tokens, and drawn letters change
+    case at random (`suhcHvhghbUPYq`)."""
+    words = value.split()
+    if len(words) >= 3:  # not `FlyV1 fm2_…` or `Bearer …`, a scheme before its token
+        return sum(word.isalpha() for word in words) * 2 >= len(words)
+    return value.isalpha() and (value.islower() or value.isupper() or value.istitle())
 
 
 def _flag_like(text: str, start: int) -> bool:

@@ -39,6 +39,9 @@ _DOTTED_NAME = Lazy(
     r"[A-Za-z_$][A-Za-z0-9_$]{0,64}(?:\.[A-Za-z_$][A-Za-z0-9_$]{0,64}){1,16}(?:\(\))?"
 )
 _NAME = Lazy(r"[A-Za-z_][A-Za-z0-9_]{0,128}")
+_ROLE = Lazy(r":[a-z]{1,16}(?::[a-z]{1,16})?:")  # Sphinx's `:py:class:`, `:meth:`
+# An index into a path (`Shards[-1]`, `items[*]`): read as the path it indexes.
+_SUBSCRIPT = Lazy(r"\[(?:-?[0-9]{1,6}|\*)\]")
 _ROUTE = Lazy(r"[a-z][a-z0-9_]{0,64}(?:/[a-z][a-z0-9_]{0,64}){0,8}#[a-z][a-z0-9_]{0,64}")
 _CAMEL_PART = Lazy(r"[A-Z]?[a-z]{1,64}|[A-Z]{1,64}(?![a-z])")
 _VOWEL = Lazy(r"[aeiouyAEIOUY]")
@@ -50,7 +53,15 @@ _TEMPLATE = Lazy(  # a value that only points at one: ${VAR}, {{ x }}, %s, %(nam
 _TEMPLATE_START = Lazy(r"\{\{[^{}]{0,128}\}\}")  # `{{ name }}` at the start of a value
 _CALL_EXPRESSION = Lazy(r"[A-Za-z_$][\w.$:>-]{0,128}\([^()]{0,256}\)")
 _WORD_RUN = Lazy(r"[A-Z][a-z]{2,64}|[a-z]{4,64}")
-_NO_VOWELS = str.maketrans("", "", "aeiouy")  # a run less its vowels
+_NO_VOWELS = str.maketrans("", "", "aeiouy")  # a run less its (lower-case) vowels
+_NO_VOWELS_ANY_CASE = str.maketrans("", "", "aeiouyAEIOUY")
+# PascalCase words (a first one may be lower case), acronyms of up to five capitals and
+# numbers of up to two digits between them.
+_PASCAL = Lazy(
+    r"(?:[a-z]{3,64})?(?:[A-Z][a-z]{2,64}|[A-Z]{1,5}(?=[A-Z][a-z]|[0-9]|\Z)|[0-9]{1,2}(?![0-9]))"
+    r"{1,48}"
+)
+_PASCAL_PARTS = Lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _TOKEN_RUN = Lazy(r"[A-Za-z0-9+/=_.~-]{16,4096}")
 # A run of one character, the alphabet or the digits in order, a1b2c3d4: typed, not drawn.
 _RUN = Lazy(r"(.)\1{7,256}")
@@ -90,6 +101,13 @@ _SECRET_WORDS = frozenset(
     {"key", "token", "secret", "secrets", "password", "passwd", "pwd", "credential",
      "credentials", "creds", "passphrase", "apikey"}
 )  # fmt: skip
+# A cloud's region: AWS's `eu-west-3`, `us-gov-west-1`, Google's `europe-west1`.
+_REGION = Lazy(
+    r"(?:[a-z]{2}(?:-gov|-iso[a-z]?)?-(?:north|south|east|west|central|northeast|northwest"
+    r"|southeast|southwest)-[0-9]{1,2}|[a-z]{4,12}-(?:north|south|east|west|central"
+    r"|northeast|northwest|southeast|southwest)[0-9]{1,2})"
+)
+_COLOUR = Lazy(r"#(?:[0-9A-Fa-f]{3,4}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})")
 _DATE_TIME = Lazy(r"\d{1,4}[-/:.]\d{1,2}(?:[-/:.T ]\d{1,4}){0,5}Z?")
 
 
@@ -216,6 +234,7 @@ _NAME_BACK = 96  # how far back the name a value is given to is read
 # `name="authenticity_token" value="…"`: both read backwards from the value, so each
 # is one anchored match, whatever the text before it.
 _GIVEN_TO = Lazy(r"""["'`]?[ \t]*(?:=:|[:=])[ \t]*["'`]?([\w.-]{1,64})""")
+_FLAG_GIVEN = Lazy(r"""["']?[ \t]+([\w.-]{1,64}?)--(?![\w-])""")  # `--client-id …`
 _FORM_NAME = Lazy(r"""[ \t]+["']([\w.-]{1,64})["']=eman""")
 _NAME_PARTS = Lazy(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")  # credentialId: credential, Id
 
@@ -231,6 +250,8 @@ def given_to_other(text: str, start: int) -> bool:
     "…"`: ids are not secrets, a session's excepted) or to an anti-forgery token."""
     back = text[max(0, start - _NAME_BACK) : start][::-1]
     given = _GIVEN_TO.match(back)
+    if given is None and "--" in back:
+        given = _FLAG_GIVEN.match(back)
     if given is None:
         return False
     name = given.group(1)[::-1]
@@ -243,12 +264,46 @@ def given_to_other(text: str, start: int) -> bool:
     return bool(words) and words[-1] in ("id", "ids") and "session" not in words
 
 
+_ARN_MOST = 320  # how far back an ARN's opening is looked for
+# What an ARN holds before its resource's name: partition, service, region, account, and
+# maybe the resource's type (`arn:aws:iam::aws:policy/`, `arn:aws:secretsmanager:
+# us-west-2:123456789012:secret:`).
+_ARN_PREFIX = Lazy(
+    r"arn:[a-z0-9-]{2,32}:[a-z0-9-]{1,64}:[a-z0-9-]{0,32}:[a-z0-9-]{0,64}:"
+    r"(?:[A-Za-z0-9_+=,.@-]{1,128}[:/]){0,2}"
+)
+_GPG_BACK = 200  # how far back on its line a gpg command is looked for
+
+
+def in_arn(text: str, start: int) -> bool:
+    """What starts at `start` names an AWS resource inside its ARN
+    (`arn:aws:iam::aws:policy/AmazonEC2ReadOnlyAccess`): an identifier that every
+    console and CLI prints, never a secret."""
+    if start == 0 or text[start - 1] not in ":/":
+        return False
+    opening = text.rfind("arn:", max(0, start - _ARN_MOST), start)
+    return opening >= 0 and _ARN_PREFIX.fullmatch(text, opening, start) is not None
+
+
+def gpg_key_id(text: str, start: int, end: int) -> bool:
+    """A key's id or fingerprint given to gpg (`gpg --recv-keys 5BE8…D356`): it names a
+    public key, and release pages print it."""
+    value = text[start:end].removeprefix("0x")
+    if len(value) not in (8, 16, 40) or any(ch not in "0123456789abcdefABCDEF" for ch in value):
+        return False
+    line = text.rfind("\n", max(0, start - _GPG_BACK), start) + 1
+    before = text[max(line, start - _GPG_BACK) : start]
+    return "gpg " in before or "gpg2 " in before
+
+
 def reference(value: str) -> bool:
     """Code that reads a secret (a variable, a call, a path), or a path itself."""
     bare = value.strip()
     lowered = bare.lower()
     if lowered.startswith(_REFERENCE_PREFIXES):
         return True
+    if bare.startswith(":") and _ROLE.match(bare):
+        return True  # :py:class:`list`, a docstring's cross-reference
     if bare.startswith(("/", "~/", "./", "../", "file:")) or bare[1:3] == ":\\":
         return True  # PWD=/home/me/src is a folder, not a password
     if bare.endswith(")") and _CALL_EXPRESSION.fullmatch(bare):
@@ -257,7 +312,10 @@ def reference(value: str) -> bool:
         return True  # _core_token: a private name
     if "#" in bare and _ROUTE.fullmatch(bare):
         return True  # "accounts/passwords#update": a route's controller and action
-    # req.headers.authorization, settings.DB_PASSWORD (with a digit it may be a password)
+    # req.headers.authorization, settings.DB_PASSWORD (with a digit it may be a password),
+    # StreamDescription.Shards[-1].ShardId (a JMESPath or JavaScript path)
+    if "[" in bare:
+        bare = _SUBSCRIPT.sub("", bare)
     return (
         "." in bare and bool(_DOTTED_NAME.fullmatch(bare)) and not any(ch.isdigit() for ch in bare)
     )
@@ -289,12 +347,21 @@ def plain_datum(value: str) -> bool:
         return True
     first = value[:1]
     # Each shape's first character, looked at before its pattern is tried.
+    if _REGION.fullmatch(value):
+        return True  # eu-west-3, us-central1: where a thing runs
     if first.isdigit() or first == "v":
         if _VERSION.fullmatch(value) or _NUMBER_UNIT.fullmatch(value):
             return True
         if _DATE_TIME.fullmatch(value):
             return True
+    if first == "#":
+        return colour(value)
     return "a" <= first <= "z" and _ARTIFACT.fullmatch(value) is not None
+
+
+def colour(value: str) -> bool:
+    """A colour in hexadecimal (`Token: "#d8dee9"` in a theme), not a token."""
+    return value[:1] == "#" and _COLOUR.fullmatch(value) is not None
 
 
 def wordy(piece: str) -> bool:
@@ -308,6 +375,17 @@ def wordy(piece: str) -> bool:
             found += len(run)
     # With no word found the answer is no, and the letters need not be counted.
     return found > 0 and found * 2 >= sum(map(str.isalpha, piece))
+
+
+def pascal_name(value: str) -> bool:
+    """Words in PascalCase with acronyms and short numbers between them
+    (`Ipv6CidrBlockAssociationSet`, `AmazonEC2ReadOnlyAccess`): a name in code or a
+    schema. Each word has a vowel and two lower-case letters at least; drawn letters and
+    digits read so about once in 1,100 tries at 24 characters, once in 9,000 at 32."""
+    if _PASCAL.fullmatch(value) is None:
+        return False  # drawn text fails at its first part, in C
+    words = [part for part in _PASCAL_PARTS.findall(value) if part[-1].islower()]
+    return len(words) >= 2 and all(len(w) > len(w.translate(_NO_VOWELS_ANY_CASE)) for w in words)
 
 
 def token_like(value: str) -> bool:
