@@ -5042,6 +5042,20 @@ def _ids_regions(r: _Rng) -> list[str]:
     )
 
 
+@_sixteenth_negative("packages-and-architectures")
+def _packages(r: _Rng) -> list[str]:
+    """Debian packages named with their architecture, as dpkg and apt print them."""
+    package = ("libsecret-1-0", "gir1.2-secret-1", "libpam-passwdqc", "libkeyutils1")
+    arch = ("amd64", "arm64", "i386", "armhf")
+    return _cycle(
+        (
+            lambda: f"ii  {r.choice(package)}:{r.choice(arch)}  0.20.5-2  {r.choice(arch)}",
+            lambda: f"sudo apt install {r.choice(package)}:{r.choice(arch)}",
+            lambda: f"Setting up {r.choice(package)}:{r.choice(arch)} (0.20.5-2) ...",
+        ),
+    )
+
+
 # -- the corpus ---------------------------------------------------------------------------
 
 
