@@ -165,3 +165,9 @@ def test_a_session_id_flag_and_a_quoted_password_are_still_masked() -> None:
     session = "8a34f51ce1e04a08882f1e811bd706EXq9"
     assert session not in stored(f"curl --session-id {session} https://acme.dev/")
     assert "blooberry" not in stored("the password is 'blooberry'")
+
+
+def test_a_package_named_with_its_architecture_passes() -> None:
+    text = "ii  libsecret-1-0:amd64  0.20.5-2  amd64  Secret store"
+    assert stored(text) == text
+    assert "Xk9!mq2pLz" not in stored("DB_SECRET: " + "Xk9!mq2pLz")

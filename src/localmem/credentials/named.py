@@ -137,12 +137,15 @@ _BARE_IN_QUERY = Lazy(r"""[^\s'"`,;<>&()\[\]{}]{1,4096}""")  # ?token=…&page=2
 # `\n` written out: a line break inside a JSON string, where a bare value ends.
 _ESCAPED_BREAK = Lazy(r"\\[nrt]")
 _WORDS_AFTER = Lazy(r"[ \t]+[^\W\d_]{2,}")
-_CODE_WORDS = frozenset(  # settings and states, not secrets: `auth: oauth2`, `token: invalid`
+# Settings and states, not secrets (`auth: oauth2`, `token: invalid`), and the
+# architectures a package is named with (`libsecret-1-0:amd64`).
+_CODE_WORDS = frozenset(
     {
         "enabled", "disabled", "on", "off", "yes", "no", "auto", "manual", "header", "cookie",
         "session", "oauth", "oauth2", "jwt", "hmac", "login", "digest", "ntlm", "kerberos",
         "saml", "oidc", "ldap", "none", "file", "inline", "local", "remote", "static",
         "dynamic", "random", "generated", "rotated", "expired", "valid", "invalid",
+        "amd64", "arm64", "i386", "armhf", "armel", "x86_64", "aarch64", "ppc64el", "s390x",
     }
 )  # fmt: skip
 
