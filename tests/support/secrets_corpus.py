@@ -5056,6 +5056,18 @@ def _packages(r: _Rng) -> list[str]:
     )
 
 
+@_sixteenth_negative("paste-here-placeholders")
+def _paste_here(r: _Rng) -> list[str]:
+    """What a configuration's example asks the reader to paste in."""
+    what = ("TOKEN", "THE-TOKEN", "YOUR-KEY", "API-KEY")
+    return _cycle(
+        (
+            lambda: f'"headers": {{"Authorization": "Bearer PASTE-{r.choice(what)}"}}',
+            lambda: f"LOCALMEM_TOKEN=paste-{r.choice(what).lower()}",
+        ),
+    )
+
+
 # -- the corpus ---------------------------------------------------------------------------
 
 
