@@ -171,3 +171,22 @@ def test_a_package_named_with_its_architecture_passes() -> None:
     text = "ii  libsecret-1-0:amd64  0.20.5-2  amd64  Secret store"
     assert stored(text) == text
     assert "Xk9!mq2pLz" not in stored("DB_SECRET: " + "Xk9!mq2pLz")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"headers": {"Authorization": "Bearer PASTE-THE-TOKEN"}}',
+        '{"Authorization": "Bearer <your token>"}',
+        '{"Authorization": "Bearer YOUR_TOKEN"}',
+        "LOCALMEM_TOKEN=paste-your-key",
+    ],
+)
+def test_an_example_asks_to_paste_the_token_in(text: str) -> None:
+    assert stored(text) == text
+
+
+def test_a_header_value_with_a_real_token_is_still_masked() -> None:
+    token = "Xk9mQ2pL" + "7vRt4wZ8"
+    assert token not in stored('{"Authorization": "Bearer ' + token + '"}')
+    assert token not in stored('{"Authorization": "Token ' + token + '"}')

@@ -70,6 +70,8 @@ _WEAK_LAST_WORDS = frozenset({"key", "login", "api", "license"})
 WEAK = "api-key"  # the kind masked after a weak name
 # Names in code but words in a sentence (and in `DEBUG=pw:api`): their value must be strong.
 _VERBS = frozenset({"pass", "auth", "pw"})
+# HTTP's authentication schemes, written before the credential in one header value.
+_SCHEMES = frozenset({"bearer", "basic", "token", "bot", "apikey", "ssws", "digest"})
 # What a service draws for its clients: never a word. A password or a secret people choose.
 _DRAWN_KINDS = ("token", "api-key")
 _PHRASES = {
@@ -214,6 +216,9 @@ def _value(text: str, at: int, mode: str) -> tuple[int, int] | None:
             return None  # the quotes of a concatenation: `"…_password = "+new Buffer(`
         if values.placeholder(inner) or values.reference(inner) or values.identifier_like(inner):
             return None  # "serverAuth", "challengePassword": names
+        scheme, _, rest = inner.partition(" ")
+        if scheme.lower() in _SCHEMES and (values.placeholder(rest) or values.reference(rest)):
+            return None  # "Bearer <your token>", "Bearer PASTE-THE-TOKEN": an example
         if values.colour(inner):
             return None
         return start, end

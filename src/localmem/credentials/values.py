@@ -156,10 +156,10 @@ def placeholder_form(value: str) -> bool:
     lowered = bare.lower()
     if lowered.rstrip("?![]") in PLACEHOLDER_WORDS or lowered.strip("_-") in PLACEHOLDER_WORDS:
         return True  # "string?" in a schema
-    # your-api-key-here, insert_token_here
-    return lowered.startswith(("your", "my-", "my_", "<", "insert", "replace", "enter")) and (
-        _WORD.fullmatch(lowered.replace("_", "-")) is not None
-    )
+    # your-api-key-here, insert_token_here, PASTE-THE-TOKEN
+    return lowered.startswith(
+        ("your", "my-", "my_", "<", "insert", "replace", "enter", "paste")
+    ) and (_WORD.fullmatch(lowered.replace("_", "-")) is not None)
 
 
 def typed_token(value: str) -> bool:
