@@ -1,6 +1,6 @@
 """`markers.Markers.wanted` finds exactly the rules whose markers a text holds, on every
-path it takes (a table of few groups, a short text's pairs, a long text's first
-characters): each path is held equal to reading every marker (decision 230)."""
+path it takes (a table of few groups, a short text's pairs, a long text's characters):
+each path is held equal to reading every marker (decisions 230 and 249)."""
 
 from __future__ import annotations
 
@@ -50,4 +50,27 @@ def test_markers_of_one_character_on_the_short_path() -> None:
 @given(st.text(alphabet="ghpxo_-.:AKIAsk=0123 \n", max_size=300))
 def test_any_short_text(text: str) -> None:
     table = tokens._markers(tokens.TOKENS)
+    assert table.wanted(text) == _every_marker(table, text)
+
+
+def test_every_marker_in_a_long_text_of_few_characters() -> None:
+    """A long text's marker is found whatever the text around it lacks (the set of its
+    characters must not leave out a marker it holds)."""
+    table = tokens._markers(tokens.TOKENS)
+    every = sorted({marker for _head, members in table.groups for marker, _ in members})
+    rng = random.Random(11)
+    for marker in every:
+        filler = rng.choice(("0123456789 ", "abcdef ", "AKIA xyz", "-_. "))
+        at = rng.randrange(markers._SHORT)
+        body = filler * (2 * markers._SHORT // len(filler))
+        text = body[:at] + marker + body[at:]
+        assert len(text) > markers._SHORT
+        assert table.wanted(text) == _every_marker(table, text), marker
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet="ghpxo_-.:AKIAsk=0123 \n|$", min_size=1, max_size=40))
+def test_any_long_text(unit: str) -> None:
+    table = tokens._markers(tokens.TOKENS)
+    text = unit * (markers._SHORT // len(unit) + 2)
     assert table.wanted(text) == _every_marker(table, text)

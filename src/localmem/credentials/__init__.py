@@ -29,10 +29,16 @@ the prompt hook never import this package.
 
 from __future__ import annotations
 
+import re
+
 from localmem.credentials import alone, loose, named, shapes, tokens
 from localmem.credentials.lazy import Lazy
 from localmem.credentials.values import random
 from localmem.credentials.view import View
+
+TYPE_CHECKING = False  # `typing` stays out of `local-memory remember`
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 MARK = "[redacted: {kind}]"
 _version: list[str] = []
@@ -64,6 +70,7 @@ _AWS_SECRET = Lazy(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _AWS_WINDOW = 240  # characters either side of a key id where its secret key is looked for
 _DONE = Lazy(r"\[redacted: [a-z0-9-]{1,40}\]")
 _PIECES = Lazy(r"[^\s\"'`,;()<>\[\]{}]{6,}")
+_PIECE_CHAR = Lazy(r"[^\s\"'`,;()<>\[\]{}]")
 
 
 class Finding:
@@ -122,6 +129,11 @@ class _Claims:
         """No character of the span is taken yet."""
         return self._taken.find(1, start, end) < 0
 
+    def free_stretches(self, least: int) -> Iterator[tuple[int, int]]:
+        """(start, end) of each run of at least `least` characters no rule has taken."""
+        for run in re.finditer(b"\x00{%d,}" % least, self._taken):
+            yield run.span()
+
     def take(self, kind: str, start: int, end: int) -> bool:
         if end <= start or self._taken.find(1, start, end) >= 0:
             return False
@@ -157,13 +169,19 @@ def _copies(text: str, claims: _Claims) -> None:
                 claims.take(kind, at, at + len(value))
                 at = text.find(value, at + len(value))
         return
-    for piece in _PIECES.finditer(text):  # many secrets: each word of the text looked up once
-        if claims.held(piece.start()):
-            continue  # a secret found where it stands (a copy is taken only where all is free)
-        word = piece.group().rstrip(".,:;!?")
-        kind_of = secrets.get(word)
-        if kind_of is not None:
-            claims.take(kind_of, piece.start(), piece.start() + len(word))
+    # Many secrets: each word of the text looked up once, in the stretches no rule has
+    # taken (a copy is taken only where all is free), a word cut by a taken character
+    # being no word of its own.
+    for start, end in claims.free_stretches(_COPY_MIN):
+        for piece in _PIECES.finditer(text, start, end):
+            if (piece.start() == start and start > 0 and _PIECE_CHAR.match(text, start - 1)) or (
+                piece.end() == end and _PIECE_CHAR.match(text, end)
+            ):
+                continue
+            word = piece.group().rstrip(".,:;!?")
+            kind_of = secrets.get(word)
+            if kind_of is not None:
+                claims.take(kind_of, piece.start(), piece.start() + len(word))
 
 
 def find(text: str) -> list[Finding]:

@@ -109,7 +109,7 @@ def _generated(value: str) -> bool:
     piece = max(pieces, key=len)
     if len(piece) < 16:
         return _cut_generated(pieces)
-    if _HEX.fullmatch(piece) is not None and (piece.islower() or piece.isupper()):
+    if len(pieces) > 1 and _HEX.fullmatch(piece) and (piece.islower() or piece.isupper()):
         return False  # thumbnails/3ac7…4c.large: a digest names the file (in one case)
     # `typed_token` has already read `body` as typed or documented: what is left of
     # `placeholder` is its form (`<…>`, `${…}`, `your-…`).

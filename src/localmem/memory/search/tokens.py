@@ -84,13 +84,18 @@ def _words(text: str) -> list[tuple[str, str]]:
     plain letters, so the written form can be compared with the stopword lists.
     """
     out: list[tuple[str, str]] = []
+    seen: dict[str, tuple[tuple[str, str], ...]] = {}  # a long text repeats its words
     for written in _WORD.findall(_lowered(text)):
-        if written.isascii():
-            # Letters and digits only: what `_terms_of` gives, at a third of the cost
-            # (a test holds the two equal).
-            out.append((written, stem(written.lower()[:MAX_TERM_CHARS])))
-        else:
-            out.extend(_terms_of(written))
+        pairs = seen.get(written)
+        if pairs is None:
+            if written.isascii():
+                # Letters and digits only: what `_terms_of` gives, at a third of the cost
+                # (a test holds the two equal).
+                pairs = ((written, stem(written.lower()[:MAX_TERM_CHARS])),)
+            else:
+                pairs = tuple(_terms_of(written))
+            seen[written] = pairs
+        out.extend(pairs)
     return out
 
 
