@@ -50,7 +50,8 @@ def duplicate_key(text: str) -> str:
     """Normalize for exact-duplicate detection: case, whitespace runs, a leading bullet."""
     first = text.strip()
     first = _BULLET.sub("", first, count=1)
-    return _SPACE.sub(" ", first).strip().casefold()
+    # Runs of whitespace (what `str.isspace` says, as `\s` does) become one space.
+    return " ".join(first.split()).casefold()
 
 
 def duplicate_hash(text: str) -> int:
