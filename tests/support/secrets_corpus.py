@@ -5068,6 +5068,28 @@ def _paste_here(r: _Rng) -> list[str]:
     )
 
 
+@_sixteenth_negative("javascript-and-typescript")
+def _javascript(r: _Rng) -> list[str]:
+    """Browser and SDK code that names passwords, credentials and tokens without holding
+    one: a comparison, fetch's `credentials` option, an error message, a fallback, an
+    optional property of a TypeScript interface."""
+    message = ("The password is invalid or the user does not have a password.",
+               "The supplied auth credential is incorrect, malformed or has expired.")  # fmt: skip
+    return _cycle(
+        (
+            lambda: 'if (input.type === "password") { showToggle(input); }',
+            lambda: 'if("password"===a.type)return!0;',
+            lambda: (
+                f'fetch(url, {{ credentials: "{r.choice(("same-origin", "include", "omit"))}" }})'
+            ),
+            lambda: f'"wrong-password": "{r.choice(message)}",',
+            lambda: "this.accessToken=e||null,this.refreshToken=t||null;",
+            lambda: 'const apiKey = process.env.API_KEY ?? "";',
+            lambda: f"    s{r.randint(2, 3)}ExpressIdentityProvider?: S3ExpressIdentityProvider;",
+        ),
+    )
+
+
 # -- the corpus ---------------------------------------------------------------------------
 
 
