@@ -190,3 +190,33 @@ def test_a_header_value_with_a_real_token_is_still_masked() -> None:
     token = "Xk9mQ2pL" + "7vRt4wZ8"
     assert token not in stored('{"Authorization": "Bearer ' + token + '"}')
     assert token not in stored('{"Authorization": "Token ' + token + '"}')
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'if("password"===a.type)return!0;',
+        'if (settings.password === "visible") { show(); }',  # a parser's word, as with `==`
+        'fetch(url, { credentials: "same-origin" })',
+        '"wrong-password": "The password is invalid or the user does not have a password.",',
+        "this.accessToken=e||null,this.refreshToken=t||null;",
+        "    s3ExpressIdentityProvider?: S3ExpressIdentityProvider;",
+        "    disableS3ExpressSessionAuth?: boolean;",
+    ],
+)
+def test_browser_and_sdk_code_passes(text: str) -> None:
+    assert stored(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, secret",
+    [
+        ('if (password === "' + "Xk9!mq2pLz" + '")', "Xk9!mq2pLz"),
+        ('PASSPHRASE="correct horse battery staple of the day"', "battery staple"),
+        ("ping me if " + "k7m2#Q9x4" + "wZ stops working", "k7m2#Q9x4"),
+    ],
+)
+def test_a_compared_password_a_passphrase_and_letters_before_digits_are_still_masked(
+    text: str, secret: str
+) -> None:
+    assert secret not in stored(text)

@@ -220,11 +220,14 @@ def _names_joined(value: str) -> bool:
         parts = _NAME_PARTS.findall(piece)
         for at, part in enumerate(parts):
             # A word (`Stream`, `Http`), an acronym (`UTF`), a capital before a word (the
-            # `X` of `XPath`) or a number; one letter between others (`d2Lk`) or two
-            # without a vowel (`Lk`) are drawn.
+            # `X` of `XPath`), a letter before a number (`s3`, `v8`) or a number; one
+            # letter between others (`d2Lk`) or two without a vowel (`Lk`) are drawn.
             if part.isdigit() or part.isupper() and len(part) > 1 or _word_part(part):
                 continue
             following = parts[at + 1] if at + 1 < len(parts) else ""
+            after = parts[at + 2] if at + 2 < len(parts) else ""
+            if len(part) == 1 and following.isdigit() and (not after or _word_part(after)):
+                continue
             if not (part.isupper() and following.istitle() and _word_part(following)):
                 return False
     return True

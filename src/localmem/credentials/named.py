@@ -89,7 +89,7 @@ _ASSIGN = Lazy(
     r"""(?:[ \t]{0,4}\|[ \t]{0,4}[A-Za-z_][\w.]{0,40}){0,3}"""
     r"""(?:[ \t]+=(?![=>])|=(?=[ \t"'`]))"""  # a type, then `=`: not `key: abc=def`
     r"""|\{[ \t]*get;[ \t]*(?:private[ \t]+|init;[ \t]*)?(?:set;)?[ \t]*\}[ \t]*="""  # C#
-    r"""|=>|:{1,3}=|==|\.=|\+=|=|:|->)[ \t]*"""
+    r"""|=>|:{1,3}=|={2,3}|\.=|\+=|=|:|->)[ \t]*"""
     r"""|["'][ \t]*,[ \t]*(?=["'])"""  # setProperty("dbPassword", "…")
 )
 _XML_VALUE = Lazy(r"""["'][ \t]+value[ \t]*=[ \t]*""")
@@ -139,8 +139,9 @@ _BARE_IN_QUERY = Lazy(r"""[^\s'"`,;<>&()\[\]{}]{1,4096}""")  # ?token=…&page=2
 # `\n` written out: a line break inside a JSON string, where a bare value ends.
 _ESCAPED_BREAK = Lazy(r"\\[nrt]")
 _WORDS_AFTER = Lazy(r"[ \t]+[^\W\d_]{2,}")
-# Settings and states, not secrets (`auth: oauth2`, `token: invalid`), and the
-# architectures a package is named with (`libsecret-1-0:amd64`).
+# Settings and states, not secrets (`auth: oauth2`, `token: invalid`, fetch's
+# `credentials: "include"`), and the architectures a package is named with
+# (`libsecret-1-0:amd64`).
 _CODE_WORDS = frozenset(
     {
         "enabled", "disabled", "on", "off", "yes", "no", "auto", "manual", "header", "cookie",
@@ -148,6 +149,7 @@ _CODE_WORDS = frozenset(
         "saml", "oidc", "ldap", "none", "file", "inline", "local", "remote", "static",
         "dynamic", "random", "generated", "rotated", "expired", "valid", "invalid",
         "amd64", "arm64", "i386", "armhf", "armel", "x86_64", "aarch64", "ppc64el", "s390x",
+        "same-origin", "include", "omit",
     }
 )  # fmt: skip
 
@@ -219,8 +221,8 @@ def _value(text: str, at: int, mode: str) -> tuple[int, int] | None:
         scheme, _, rest = inner.partition(" ")
         if scheme.lower() in _SCHEMES and (values.placeholder(rest) or values.reference(rest)):
             return None  # "Bearer <your token>", "Bearer PASTE-THE-TOKEN": an example
-        if values.colour(inner):
-            return None
+        if values.colour(inner) or values.sentence(inner):
+            return None  # "#d8dee9"; "The supplied credential is incorrect or has expired."
         return start, end
     bare = (_BARE_IN_QUERY if mode == "query" else _BARE).match(text, at)
     if bare is None:
@@ -457,7 +459,7 @@ def _assign_mode(text: str, start: int, operator: str) -> str:
     if start > 0 and text[start - 1] in "?&":
         return "query"
     bare = operator.strip(" \t\"']")
-    if bare == "==":
+    if bare in ("==", "==="):
         return "compare"
     if "=" in bare and operator != operator.strip(" \t"):
         return "code"  # `token = Error`: spaces around `=` are code

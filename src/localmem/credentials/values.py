@@ -39,6 +39,10 @@ _DOTTED_NAME = Lazy(
     r"[A-Za-z_$][A-Za-z0-9_$]{0,64}(?:\.[A-Za-z_$][A-Za-z0-9_$]{0,64}){1,16}(?:\(\))?"
 )
 _NAME = Lazy(r"[A-Za-z_][A-Za-z0-9_]{0,128}")
+_EXPRESSION = Lazy(
+    r"[A-Za-z_$][\w.$]{0,64}(?:[ \t]{0,2}(?:\|\||\?\?|&&)[ \t]{0,2}"
+    r"(?:[A-Za-z_$][\w.$]{0,64}|\"[^\"]{0,64}\"|'[^']{0,64}'|[0-9]{1,8})){1,8}"
+)
 _ROLE = Lazy(r":[a-z]{1,16}(?::[a-z]{1,16})?:")  # Sphinx's `:py:class:`, `:meth:`
 # An index into a path (`Shards[-1]`, `items[*]`): read as the path it indexes.
 _SUBSCRIPT = Lazy(r"\[(?:-?[0-9]{1,6}|\*)\]")
@@ -296,6 +300,28 @@ def gpg_key_id(text: str, start: int, end: int) -> bool:
     return "gpg " in before or "gpg2 " in before
 
 
+# The little words sentences are made of, in English, Italian and Vietnamese.
+_FUNCTION_WORDS = frozenset(
+    {
+        "the", "a", "an", "is", "are", "was", "be", "or", "and", "of", "to", "in", "for",
+        "with", "not", "has", "have", "must", "does", "this", "that", "it", "by", "on",
+        "from", "you", "your", "if", "il", "la", "di", "che", "non", "per", "è", "và",
+        "của", "là", "không", "được", "các", "một",
+    }
+)  # fmt: skip
+
+
+def sentence(value: str) -> bool:
+    """Five words or more, a third of them (two at least) the little words of a sentence:
+    an error message or a description, not a passphrase, whose words are drawn from a
+    list ("correct horse battery staple of the day" is one)."""
+    words = value.split()
+    if len(words) < 5:
+        return False
+    little = sum(w.strip(".,;:!?'\"()").lower() in _FUNCTION_WORDS for w in words)
+    return little >= 2 and little * 3 >= len(words)
+
+
 def reference(value: str) -> bool:
     """Code that reads a secret (a variable, a call, a path), or a path itself."""
     bare = value.strip()
@@ -308,6 +334,8 @@ def reference(value: str) -> bool:
         return True  # PWD=/home/me/src is a folder, not a password
     if bare.endswith(")") and _CALL_EXPRESSION.fullmatch(bare):
         return True  # getpass(), read_secret(name)
+    if ("||" in bare or "??" in bare or "&&" in bare) and _EXPRESSION.fullmatch(bare):
+        return True  # token || null, process.env.KEY ?? "": an expression
     if bare.startswith("_") and _NAME.fullmatch(bare):
         return True  # _core_token: a private name
     if "#" in bare and _ROUTE.fullmatch(bare):
