@@ -8,12 +8,11 @@ once, and a group or a marker holding a character the text lacks is never
 searched for: a search for a marker the text does not hold reads all of it, so a
 1 MiB text of keys, of words or of crafted repeats costs a few dozen searches
 instead of 285 (decisions 196 and 249). A short text's pairs of adjacent
-characters are read into a set instead, and only the groups whose two
-characters it holds are looked at (one
-set intersection, cheaper than a search per group once a table has a hundred
-groups, decision 230). A table of few groups is searched group by group. A plain
-`in` is faster here than one pattern of every marker, which `re` tries
-alternative by alternative.
+characters are read into a set instead, and only the groups whose two characters
+it holds are looked at (one set intersection, cheaper than a search per group
+once a table has a hundred groups, decision 230). A table of few groups is
+searched group by group. A plain `in` is faster here than one pattern of every
+marker, which `re` tries alternative by alternative.
 """
 
 from __future__ import annotations

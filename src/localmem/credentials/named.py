@@ -375,7 +375,8 @@ def _after_name(
         span = _value(text, xml.end(), "assign")
         return (kind, *span) if span else None
     name = text[start:end].lower()
-    if text.startswith("::", end) and not text.startswith("::=", end) or values.in_arn(text, start):
+    scope = text.startswith("::", end) and not text.startswith("::=", end)  # make's `::=`
+    if scope or values.in_arn(text, start):
         return None  # node::credentials::Only, arn:…:secret:name: a path to a name, not a value
     assign = _ASSIGN.match(text, end, end + 40)
     if assign is not None:

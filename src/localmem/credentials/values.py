@@ -375,8 +375,6 @@ def plain_datum(value: str) -> bool:
         return True
     first = value[:1]
     # Each shape's first character, looked at before its pattern is tried.
-    if _REGION.fullmatch(value):
-        return True  # eu-west-3, us-central1: where a thing runs
     if first.isdigit() or first == "v":
         if _VERSION.fullmatch(value) or _NUMBER_UNIT.fullmatch(value):
             return True
@@ -384,7 +382,10 @@ def plain_datum(value: str) -> bool:
             return True
     if first == "#":
         return colour(value)
-    return "a" <= first <= "z" and _ARTIFACT.fullmatch(value) is not None
+    if not "a" <= first <= "z":
+        return False
+    # A package at its version, or a cloud's region (`eu-west-3`: where a thing runs).
+    return _ARTIFACT.fullmatch(value) is not None or _REGION.fullmatch(value) is not None
 
 
 def colour(value: str) -> bool:
