@@ -5090,6 +5090,21 @@ def _javascript(r: _Rng) -> list[str]:
     )
 
 
+@_sixteenth_negative("sphinx-docs-and-labels")
+def _sphinx_docs(r: _Rng) -> list[str]:
+    """Python documentation that names keys before a cross-reference, and a token that a
+    person names with a word and a number (found in SQLAlchemy's and Django's sources)."""
+    role = ("class", "meth", "func", "attr")
+    return _cycle(
+        (
+            lambda: f"Fixed issue where the primary key :{r.choice(role)}:`.Column` was ignored.",
+            lambda: f"The API key :{r.choice(role)}:`.Credentials` object holds the scopes.",
+            lambda: f'engine.execution_options(logging_token="track{r.randint(1, 9)}")',
+            lambda: f'"page_token": "{r.choice(WORDS)}_{r.randint(1, 99)}"',
+        ),
+    )
+
+
 # -- the corpus ---------------------------------------------------------------------------
 
 
