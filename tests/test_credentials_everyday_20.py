@@ -220,3 +220,20 @@ def test_a_compared_password_a_passphrase_and_letters_before_digits_are_still_ma
     text: str, secret: str
 ) -> None:
     assert secret not in stored(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Fixed issue where the primary key :class:`.Column` was ignored.",
+        'engine.execution_options(logging_token="track1")',
+        '"page_token": "maple_42"',
+    ],
+)
+def test_a_cross_reference_and_a_token_named_with_a_number_pass(text: str) -> None:
+    assert stored(text) == text
+
+
+def test_a_key_given_after_a_colon_and_a_password_with_a_number_are_still_masked() -> None:
+    assert "Xk9mQ2pL7vRt4wZ8" not in stored("primary key: " + "Xk9mQ2pL7vRt4wZ8")
+    assert "track1" not in stored("DB_PASSWORD=" + "track1")

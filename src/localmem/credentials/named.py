@@ -74,6 +74,9 @@ _VERBS = frozenset({"pass", "auth", "pw"})
 _SCHEMES = frozenset({"bearer", "basic", "token", "bot", "apikey", "ssws", "digest"})
 # What a service draws for its clients: never a word. A password or a secret people choose.
 _DRAWN_KINDS = ("token", "api-key")
+# A word and a number, what a person names a label with (`track1`, `maple_42`). After a
+# name ending in `token` only: `auth` and `pass` names hold passwords chosen so.
+_NAMED_WITH_NUMBER = Lazy(r"[a-z]{2,32}[_-]?[0-9]{1,3}")
 _PHRASES = {
     "mật khẩu": "password", "mat khau": "password", "contraseña": "password",
     "mot de passe": "password", "kennwort": "password",
@@ -378,6 +381,8 @@ def _after_name(
     scope = text.startswith("::", end) and not text.startswith("::=", end)  # make's `::=`
     if scope or values.in_arn(text, start):
         return None  # node::credentials::Only, arn:…:secret:name: a path to a name, not a value
+    if values.role_after(text, end):
+        return None  # "the primary key :class:`.Column`": a docstring's cross-reference
     assign = _ASSIGN.match(text, end, end + 40)
     if assign is not None:
         operator = assign.group()
@@ -395,8 +400,11 @@ def _after_name(
             mode = "prose"
         mode = "token" if weak else mode
         span = _value(text, assign.end(), mode)
-        if span is None or (kind in _DRAWN_KINDS and _not_drawn(text[span[0] : span[1]])):
+        value = text[span[0] : span[1]] if span else ""
+        if span is None or (kind in _DRAWN_KINDS and _not_drawn(value)):
             return None  # "input_token": "Marker": a field's name in a schema
+        if name.endswith("token") and _NAMED_WITH_NUMBER.fullmatch(value):
+            return None  # logging_token="track1": a word and a number, a label
         return (kind, *span)
     space = _SPACE.match(text, end, end + 16)
     if (

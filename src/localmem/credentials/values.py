@@ -44,6 +44,7 @@ _EXPRESSION = Lazy(
     r"(?:[A-Za-z_$][\w.$]{0,64}|\"[^\"]{0,64}\"|'[^']{0,64}'|[0-9]{1,8})){1,8}"
 )
 _ROLE = Lazy(r":[a-z]{1,16}(?::[a-z]{1,16})?:")  # Sphinx's `:py:class:`, `:meth:`
+_ROLE_AFTER = Lazy(r"[ \t]{0,4}:[a-z]{1,16}(?::[a-z]{1,16})?:")
 # An index into a path (`Shards[-1]`, `items[*]`): read as the path it indexes.
 _SUBSCRIPT = Lazy(r"\[(?:-?[0-9]{1,6}|\*)\]")
 _ROUTE = Lazy(r"[a-z][a-z0-9_]{0,64}(?:/[a-z][a-z0-9_]{0,64}){0,8}#[a-z][a-z0-9_]{0,64}")
@@ -309,6 +310,13 @@ _FUNCTION_WORDS = frozenset(
         "của", "là", "không", "được", "các", "một",
     }
 )  # fmt: skip
+
+
+def role_after(text: str, at: int) -> bool:
+    """A Sphinx role follows `at`, past a space or two (`key :class:`.Column``): the name
+    before it is a word of a docstring, not given a value."""
+    role = _ROLE_AFTER.match(text, at)
+    return role is not None and text.startswith("`", role.end())
 
 
 def sentence(value: str) -> bool:
