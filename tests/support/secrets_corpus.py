@@ -5105,6 +5105,22 @@ def _sphinx_docs(r: _Rng) -> list[str]:
     )
 
 
+@_sixteenth_negative("python-signatures-and-formats")
+def _python_code(r: _Rng) -> list[str]:
+    """Python that names a password without holding one: a docstring's field, pydantic's
+    secret type, and a format string that builds a credential from variables."""
+    return _cycle(
+        (
+            lambda: (
+                '    """Log in.\n\n    :param password: When\n        given, it is used.\n    """'
+            ),
+            lambda: f"class {r.choice(('User', 'Login'))}(BaseModel):\n    password: SecretStr",
+            lambda: 'auth = f"{user}:{password}"',
+            lambda: 'url = "{scheme}://{user}:{password}@{host}".format(**parts)',
+        ),
+    )
+
+
 # -- the corpus ---------------------------------------------------------------------------
 
 
