@@ -237,3 +237,21 @@ def test_a_cross_reference_and_a_token_named_with_a_number_pass(text: str) -> No
 def test_a_key_given_after_a_colon_and_a_password_with_a_number_are_still_masked() -> None:
     assert "Xk9mQ2pL7vRt4wZ8" not in stored("primary key: " + "Xk9mQ2pL7vRt4wZ8")
     assert "track1" not in stored("DB_PASSWORD=" + "track1")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '    """Log in.\n\n    :param password: When\n        given, it is used.\n    """',
+        "class User(BaseModel):\n    password: SecretStr",
+        'auth = f"{user}:{password}"',
+        'url = "{scheme}://{user}:{password}@{host}".format(**parts)',
+    ],
+)
+def test_python_that_names_a_password_passes(text: str) -> None:
+    assert stored(text) == text
+
+
+def test_a_password_beside_a_docstring_or_in_a_format_is_still_masked() -> None:
+    assert "Xk9!mq2pLz" not in stored(":param password: the password\npassword: " + "Xk9!mq2pLz")
+    assert "Xk9mq2pLz7" not in stored('auth = f"{user}:' + "Xk9mq2pLz7" + '"')

@@ -74,6 +74,10 @@ _VERBS = frozenset({"pass", "auth", "pw"})
 _SCHEMES = frozenset({"bearer", "basic", "token", "bot", "apikey", "ssws", "digest"})
 # What a service draws for its clients: never a word. A password or a secret people choose.
 _DRAWN_KINDS = ("token", "api-key")
+# A docstring's field that names a parameter (`:param password:`, `@param token`).
+_DOC_FIELD = Lazy(
+    r"(?::(?:param|type|ivar|cvar|var|keyword|arg)|@param)[ \t]+(?:[\w.\[\], ]{1,24}[ \t]+)?\Z"
+)
 # A word and a number, what a person names a label with (`track1`, `maple_42`). After a
 # name ending in `token` only: `auth` and `pass` names hold passwords chosen so.
 _NAMED_WITH_NUMBER = Lazy(r"[a-z]{2,32}[_-]?[0-9]{1,3}")
@@ -381,8 +385,8 @@ def _after_name(
     scope = text.startswith("::", end) and not text.startswith("::=", end)  # make's `::=`
     if scope or values.in_arn(text, start):
         return None  # node::credentials::Only, arn:…:secret:name: a path to a name, not a value
-    if values.role_after(text, end):
-        return None  # "the primary key :class:`.Column`": a docstring's cross-reference
+    if values.role_after(text, end) or _DOC_FIELD.search(text, max(0, start - 24), start):
+        return None  # "the primary key :class:`.Column`", ":param password: …": a docstring
     assign = _ASSIGN.match(text, end, end + 40)
     if assign is not None:
         operator = assign.group()

@@ -26,6 +26,7 @@ PLACEHOLDER_WORDS = frozenset(
         "not-needed", "not-required", "not-used", "unused", "ignored", "anything", "no-key",
         "n/a", "test", "sk-no-key-required", "lm-studio", "ollama", "float", "double",
         "binary", "array", "date", "uuid", "url", "email", "json", "list", "dict", "map",
+        "secretstr", "secretbytes",
     }
 )  # fmt: skip
 
@@ -55,6 +56,8 @@ _TEMPLATE = Lazy(  # a value that only points at one: ${VAR}, {{ x }}, %s, %(nam
     r"\$\{[A-Za-z_][A-Za-z0-9_.]{0,64}\}|\{\{[^{}]{0,128}\}\}|%(?:\([A-Za-z_]{1,32}\))?[sdr](?![A-Za-z0-9])"
     r"|\{[0-9]?\}"
 )
+# Python's format fields and nothing else between them (`{user}:{password}`).
+_FORMAT_FIELDS = Lazy(r"(?:\{[A-Za-z_][A-Za-z0-9_.]{0,64}(?:![rsa])?\}|[^\w{}\s]){1,32}")
 _TEMPLATE_START = Lazy(r"\{\{[^{}]{0,128}\}\}")  # `{{ name }}` at the start of a value
 _CALL_EXPRESSION = Lazy(r"[A-Za-z_$][\w.$:>-]{0,128}\([^()]{0,256}\)")
 _WORD_RUN = Lazy(r"[A-Z][a-z]{2,64}|[a-z]{4,64}")
@@ -158,6 +161,8 @@ def placeholder_form(value: str) -> bool:
         return True  # ..., ****, xxxx, 0000
     if "..." in bare or "…" in bare or (("{" in bare or "%" in bare) and _TEMPLATE.search(bare)):
         return True  # sk-..., abc...xyz, Bearer ${token}, "--password=%s"
+    if bare[0] == "{" and _FORMAT_FIELDS.fullmatch(bare):
+        return True  # f"{user}:{password}": fields a program fills in
     lowered = bare.lower()
     if lowered.rstrip("?![]") in PLACEHOLDER_WORDS or lowered.strip("_-") in PLACEHOLDER_WORDS:
         return True  # "string?" in a schema
