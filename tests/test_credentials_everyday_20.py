@@ -93,6 +93,12 @@ def test_a_hex_key_outside_gpg_is_still_masked() -> None:
     assert HEX_KEY not in stored(f"--sonar.login {HEX_KEY}")
 
 
+@pytest.mark.parametrize("passphrase", [FINGERPRINT, FINGERPRINT[-16:], HEX_KEY[:16]])
+def test_a_passphrase_given_to_gpg_is_still_masked(passphrase: str) -> None:
+    text = f"gpg --batch --passphrase {passphrase} --decrypt secrets.gpg"
+    assert passphrase not in stored(text)
+
+
 @pytest.mark.parametrize(
     "text",
     [

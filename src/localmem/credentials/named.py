@@ -419,7 +419,9 @@ def _after_name(
     ):
         span = _value(text, space.end(), "token" if weak else "flag")
         if span is not None:
-            return None if values.gpg_key_id(text, *span) else (kind, *span)
+            if kind != "password" and values.gpg_key_id(text, *span):
+                return None  # gpg --recv-key 5BE8…: a public key's id (not --passphrase)
+            return (kind, *span)
     call = _CALL.match(text, end, end + 300)  # new NetworkCredential("user", "…")
     if call is not None and name.endswith(("credential", "credentials")):
         span = _value(text, call.end(), "assign")
