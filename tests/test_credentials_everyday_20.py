@@ -51,7 +51,15 @@ def test_html_escapes_are_not_a_password(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "password", [DRAWN, "Zxcv" + "bnm@20261", "P@ss" + "w0rd$1", "Xk9#" + "mq2!LP"]
+    "password",
+    [
+        DRAWN,
+        "Zxcv" + "bnm@20261",
+        "P@ss" + "w0rd$1",
+        "Xk9#" + "mq2!LP",
+        "Welcome" + "1!",
+        "Summer" + "2024!",
+    ],
 )
 def test_a_drawn_password_is_still_masked_alone(password: str) -> None:
     assert password not in stored(f"ping me if {password} stops working")

@@ -212,8 +212,14 @@ def _names_joined(value: str) -> bool:
     `Http2ServerRequest#setTimeout`, `sr_RS.UTF-8@latin`): each piece between them is a
     number, letters of one case with maybe a number after them (`GLIBC`, `XSLT1`,
     `amd64`), or words in camel case. A drawn password's pieces change case letter by
-    letter (`dB2yF6`, `qL9vZm1P`)."""
-    for piece in _PIECES.split(value):
+    letter (`dB2yF6`, `qL9vZm1P`). One word, a number and a symbol is no name of code but
+    the password people choose most (`Welcome1!`): two names at least, or one of two
+    words (`s3ExpressIdentityProvider?`)."""
+    pieces = [piece for piece in _PIECES.split(value) if piece and not piece.isdigit()]
+    words = [p for p in _NAME_PARTS.findall("".join(pieces)) if len(p) > 1 and p.isalpha()]
+    if len(pieces) < 2 and len(words) < 2:
+        return False
+    for piece in pieces:
         letters = piece.rstrip("0123456789")
         if not letters or (letters.isalpha() and (letters.islower() or letters.isupper())):
             continue
