@@ -121,10 +121,6 @@ class _Claims:
     def hold(self, start: int, end: int) -> None:
         self._taken[start:end] = b"\x01" * (end - start)
 
-    def held(self, at: int) -> bool:
-        """The character at `at` is taken."""
-        return self._taken[at] != 0
-
     def free(self, start: int, end: int) -> bool:
         """No character of the span is taken yet."""
         return self._taken.find(1, start, end) < 0
