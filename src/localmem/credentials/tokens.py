@@ -352,6 +352,14 @@ TOKENS: tuple[Token, ...] = (
     _prefixed("databricks-token", ("dapi",), "[a-f0-9]", 32, 32),
     _prefixed("openshift-token", ("sha256~",), _URLSAFE, 43, 43),  # OAuth access tokens
     _prefixed("linear-key", ("lin_api_",), _ALNUM, 40, 40),
+    Token(  # Tailscale: the kind, the key's id (ending in CNTRL), a dash and the secret
+        "tailscale-key",
+        ("tskey-",),
+        _opening(r"[A-Za-z0-9_]", "tskey-")
+        + r"(?:(?:auth|api|client|webhook|scim)-)?[A-Za-z0-9]{4,32}CNTRL-[A-Za-z0-9]{16,64}"
+        r"(?![A-Za-z0-9])",
+        check=lambda v: _varied(v.rpartition("-")[2]),
+    ),
     Token(
         "postman-key",
         ("PMAK-",),
