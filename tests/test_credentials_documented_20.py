@@ -72,12 +72,21 @@ def _stored(text: str) -> str:
             "braintree-token",
         ),
         # Tailscale's keys (decision 250): of each kind, and with no kind (the older ones).
-        (f"Use {'tsk' + 'ey-auth-'}{TAILSCALE_ID}-{NO_DIGITS} on the new box.", NO_DIGITS,
-         "tailscale-key"),
-        (f"curl -u {'tsk' + 'ey-api-'}{TAILSCALE_ID}-{MIXED16}: https://api.tailscale.com",
-         MIXED16, "tailscale-key"),
-        (f"ping me if {'tsk' + 'ey-'}{TAILSCALE_ID}-{MIXED16}{MIXED16} stops working",
-         MIXED16, "tailscale-key"),
+        (
+            f"Use {'tsk' + 'ey-auth-'}{TAILSCALE_ID}-{NO_DIGITS} on the new box.",
+            NO_DIGITS,
+            "tailscale-key",
+        ),
+        (
+            f"curl -u {'tsk' + 'ey-api-'}{TAILSCALE_ID}-{MIXED16}: https://api.tailscale.com",
+            MIXED16,
+            "tailscale-key",
+        ),
+        (
+            f"ping me if {'tsk' + 'ey-'}{TAILSCALE_ID}-{MIXED16}{MIXED16} stops working",
+            MIXED16,
+            "tailscale-key",
+        ),
     ],
 )
 def test_a_documented_shape_is_masked(text: str, secret: str, kind: str) -> None:

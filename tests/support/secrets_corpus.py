@@ -5121,7 +5121,6 @@ def _python_code(r: _Rng) -> list[str]:
     )
 
 
-
 # Tailscale's keys (`tskey-auth-`, `tskey-api-`, `tskey-client-`, `tskey-webhook-`,
 # `tskey-scim-`): the key's id, which ends in `CNTRL`, a dash and the secret. Found missing
 # when the scanners' positives were read again. A seventeenth draw (seed + 16), before the
@@ -5158,6 +5157,7 @@ def _about_tailscale(r: _Rng) -> list[str]:
             lambda: f"The auth key id k{r.randint(1000, 9999)} expired; make a new reusable one.",
         ),
     )
+
 
 # -- the corpus ---------------------------------------------------------------------------
 
