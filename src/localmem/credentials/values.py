@@ -72,13 +72,17 @@ _PASCAL = Lazy(
 _PASCAL_PARTS = Lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _TOKEN_RUN = Lazy(r"[A-Za-z0-9+/=_.~-]{16,4096}")
 # A run of one character, the alphabet or the digits in order, a1b2c3d4: typed, not drawn.
+# Each pattern of `typed_token` holds one of these words, eight of one character or five
+# in order, the marks `loose` finds in a whole text at once (`typed_token`'s `marked`).
+TYPED_WORDS = ("a1b2c3d4", "1a2b3c4d", "qwerty")
+EXAMPLE_WORDS = ("example", "dummy", "sample", "fake", "placeholder", "changeme")
 _RUN = Lazy(r"(.)\1{7,256}")
-_TYPED = Lazy(r"a1b2c3d4|1a2b3c4d|qwerty")
+_TYPED = Lazy("|".join(TYPED_WORDS))
 _MADE_UP = Lazy(
-    r"a1b2c3d4|1a2b3c4d|abcdef|bcdefg|cdefgh|defghi|fghijk|klmnop|uvwxyz|qwerty"
-    r"|123456|234567|345678|456789|567890"
+    "|".join(TYPED_WORDS) + "|abcdef|bcdefg|cdefgh|defghi|fghijk|klmnop|uvwxyz"
+    "|123456|234567|345678|456789|567890"
 )
-_EXAMPLE = Lazy(r"example|dummy|sample|fake|placeholder|changeme")
+_EXAMPLE = Lazy("|".join(EXAMPLE_WORDS))
 # Eight letters or digits in order (`klmnopqr`, `12345678`): typed, never drawn (a drawn
 # character follows the one before it in order one time in 36 or more). Only for drawn
 # tokens: a password people choose may well end in `12345678`.
@@ -172,11 +176,15 @@ def placeholder_form(value: str) -> bool:
     ) and (_WORD.fullmatch(lowered.replace("_", "-")) is not None)
 
 
-def typed_token(value: str) -> bool:
+def typed_token(value: str, *, marked: bool = True) -> bool:
     """A provider's token typed to fill its shape, not drawn: made up as any value is,
     an alphabet run (`sk-ant-api03-abc123xyz-…-klmnopqrstuvwx-…`), or the documentation's
-    words (`xoxp-1-…TokenHere`)."""
+    words (`xoxp-1-…TokenHere`). `marked=False` is the caller's word that the value holds
+    none of the marks (`TYPED_WORDS`, `EXAMPLE_WORDS`, five characters in order, eight of
+    one), which `loose` reads once for a long text: only what needs no mark is asked."""
     lowered = value.lower()
+    if not marked:
+        return lowered.endswith("here") or _repeated(lowered)
     return _ALPHABET_RUN.search(lowered) is not None or documented(lowered) or _made_up(lowered)
 
 
@@ -205,12 +213,14 @@ def _made_up(lowered: str) -> bool:
     characters repeated (`asdfasdfasdf`)."""
     if _MADE_UP.search(lowered) and _in_order(lowered) * 3 >= len(lowered) * 2:
         return True  # abcdef123456, not abuser123456 (people do choose those)
-    # A run of eight of one character leaves room for at most n - 7 distinct ones, and
-    # a few characters repeated hold at most that few: a drawn key is spared both looks.
-    distinct = len(set(lowered))
-    if distinct <= len(lowered) - 7 and _RUN.search(lowered) and not _drawn_around_runs(lowered):
-        return True
-    for width in (1, 2, 3, 4) if len(lowered) <= 128 and distinct <= 4 else ():
+    if _RUN.search(lowered) and not _drawn_around_runs(lowered):
+        return True  # eight of one character, little else around them: sk-xxxxxxxx…
+    return _repeated(lowered)
+
+
+def _repeated(lowered: str) -> bool:
+    """A few characters repeated (`asdfasdfasdf`), or mostly `x`."""
+    for width in (1, 2, 3, 4) if len(lowered) <= 128 else ():
         # `width` characters repeated: the text equals itself moved by `width`.
         if len(lowered) >= 3 * width and lowered[width:] == lowered[:-width]:
             return True
