@@ -93,7 +93,7 @@ _ALPHABET_RUN = Lazy(
         for i in range(len(alphabet) - 7)
     )
 )
-_ELISION_CHARS = frozenset(".*x•_-X#?0:")
+_ELISION = ".*x•_-X#?0:"  # a value of nothing else is elided (`strip` reads it in C)
 _IDENTIFIER = Lazy(  # camelCase, PascalCase, snake_case, UPPER_SNAKE: names in code
     r"[A-Za-z][a-z0-9]{0,64}(?:[A-Z][a-z0-9]{0,64}){1,16}|[a-z][a-z0-9]{0,64}(?:_[a-z0-9]{1,64}){1,16}"
     r"|[A-Z][A-Z0-9]{0,64}(?:_[A-Z0-9]{1,64}){1,16}"
@@ -161,7 +161,7 @@ def placeholder_form(value: str) -> bool:
         return True  # {{ secret }}, {{ .Values.token }}: a template opens it, whole
     if bare[0] in "#." and _SELECTOR.fullmatch(bare):
         return True  # "#add-password": a CSS selector
-    if _ELISION_CHARS.issuperset(bare):
+    if not bare.strip(_ELISION):
         return True  # ..., ****, xxxx, 0000
     if "..." in bare or "…" in bare or (("{" in bare or "%" in bare) and _TEMPLATE.search(bare)):
         return True  # sk-..., abc...xyz, Bearer ${token}, "--password=%s"
@@ -222,7 +222,11 @@ def _repeated(lowered: str) -> bool:
     """A few characters repeated (`asdfasdfasdf`), or mostly `x`."""
     for width in (1, 2, 3, 4) if len(lowered) <= 128 else ():
         # `width` characters repeated: the text equals itself moved by `width`.
-        if len(lowered) >= 3 * width and lowered[width:] == lowered[:-width]:
+        if (
+            len(lowered) >= 3 * width
+            and lowered[width] == lowered[0]  # cheap first: most values fail here
+            and lowered[width:] == lowered[:-width]
+        ):
             return True
     return lowered.count("x") * 2 > len(lowered) > 8
 
