@@ -13,6 +13,12 @@ it holds are looked at (one set intersection, cheaper than a search per group
 once a table has a hundred groups, decision 230). A table of few groups is
 searched group by group. A plain `in` is faster here than one pattern of every
 marker, which `re` tries alternative by alternative.
+
+A long text that holds nearly every character (a log, code, prose) leaves many
+markers to search for, and each that it lacks costs a read of all of it: past
+`_MANY` such searches, the text's pairs of adjacent characters are read too (as
+16-bit numbers, in C), and a marker with a pair the text lacks is not searched
+for (decision 252).
 """
 
 from __future__ import annotations
@@ -22,13 +28,14 @@ import operator
 # Under this many groups, scanning for each is cheaper than reading the text's characters.
 _FEW = 24
 _SHORT = 4096  # up to this length a text's pairs of characters are read into a set
+_MANY = 64  # searches left, in a long text, from which its pairs are read (`_pair_codes`)
 _Group = tuple[str, tuple[tuple[str, frozenset[int]], ...]]
 
 
 class Markers:
     """The markers of the rules of one table, from `(index, markers)` pairs."""
 
-    __slots__ = ("by_first", "by_head", "chars", "firsts", "groups", "key", "single")
+    __slots__ = ("by_first", "by_head", "chars", "firsts", "groups", "key", "pairs", "single")
 
     def __init__(self, key: object, rules: list[tuple[int, tuple[str, ...]]]) -> None:
         self.key = key  # what the markers were built from (a test may swap a table)
@@ -50,6 +57,7 @@ class Markers:
         self.by_head = {head: members for head, members in self.groups}
         self.single = tuple(head for head in self.by_head if len(head) < 2)  # `|`, `.`
         self.chars = {marker: frozenset(marker) for marker in by_marker}
+        self.pairs = {marker: _pair_codes(marker) for marker in by_marker}
 
     def wanted(self, text: str) -> set[int]:
         """The indexes of the rules whose markers `text` holds."""
@@ -75,10 +83,34 @@ class Markers:
         # the text does not hold reads the whole text, and most markers hold a `_`, `-`
         # or `.` that a text of keys, of words or of crafted repeats may lack.
         present = set(text)
-        for first in self.firsts.intersection(present):
-            for head, members in self.by_first[first]:
-                if (len(head) == 1 or head[1] in present) and head in text:
+        left = [
+            (head, members)
+            for first in self.firsts.intersection(present)
+            for head, members in self.by_first[first]
+            if len(head) == 1 or head[1] in present
+        ]
+        many = sum(self.chars[marker] <= present for _, members in left for marker, _ in members)
+        if many <= _MANY:
+            for head, members in left:
+                if head in text:
                     for marker, indexes in members:
                         if self.chars[marker] <= present and marker in text:
                             found.update(indexes)
+            return found
+        held = _pair_codes(text)  # a marker's pairs, its head's among them, must all be there
+        for _head, members in left:
+            for marker, indexes in members:
+                if self.chars[marker] <= present and self.pairs[marker] <= held and marker in text:
+                    found.update(indexes)
         return found
+
+
+def _pair_codes(text: str) -> frozenset[int]:
+    """Each pair of adjacent characters of `text` as a 16-bit number, read in C from
+    its bytes at even and at odd places. A character beyond Latin-1 counts as `?`, so a
+    pair may be read that the text lacks, never the other way round; a marker of such
+    characters is then searched for."""
+    data = text.encode("latin-1", "replace")
+    even = memoryview(data[: len(data) // 2 * 2]).cast("H")
+    odd = memoryview(data[1 : 1 + (len(data) - 1) // 2 * 2]).cast("H")
+    return frozenset(even).union(odd)
