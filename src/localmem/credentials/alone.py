@@ -74,6 +74,8 @@ def _blank(mark: re.Match[str]) -> str:
     return "[" + "_" * (len(mark.group()) - 2) + "]"
 
 
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_CLASSES = str.maketrans("0123456789" + _LETTERS, "0" * 10 + "a" * 52)  # for `_switches`
 _UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _HEX = Lazy(r"[0-9a-f]{24,128}|[0-9A-F]{24,128}")
 _WORDS = Lazy(r"[^\W\d_]+")
@@ -117,18 +119,30 @@ _CHANGE_WORDS = frozenset(
 
 
 def _shaped(value: str) -> str | None:
-    """'hex', 'uuid' or 'mixed' for a value that may be a key, else None."""
-    if values.placeholder(value):
-        return None  # abcdef1234567890…, 00000000-0000-…: the documentation's
+    """'hex', 'uuid' or 'mixed' for a value that may be a key, else None. Each shape is
+    read before the documentation's values are ruled out (`placeholder`, the dearest
+    test), so a long word of prose costs a count of its digits."""
+    shape: str | None
     if _UUID.fullmatch(value):
-        return "uuid"
-    if _HEX.fullmatch(value):
-        letters = sum(ch.isalpha() for ch in value)
-        return "hex" if 3 <= letters <= len(value) - 3 else None
+        shape = "uuid"
+    elif _HEX.fullmatch(value):
+        letters = sum(map(str.isalpha, value))
+        if not 3 <= letters <= len(value) - 3:
+            return None
+        shape = "hex"
+    else:
+        shape = _mixed(value)
+    if shape is None or values.placeholder(value):
+        return None  # abcdef1234567890…, 00000000-0000-…: the documentation's
+    return shape
+
+
+def _mixed(value: str) -> str | None:
+    """'mixed' for letters and digits drawn together, not names, words or data."""
     if max(len(p) for p in value.replace("_", "-").split("-")) < 12:
         return None  # shop-api-3f2a1c: names with a short suffix, not one drawn run
     body = value.replace("-", "").replace("_", "")
-    digits = sum(ch.isdigit() for ch in body)
+    digits = sum(map(str.isdigit, body))
     if digits < 3 or len(body) - digits < 3 or len(set(body)) < 10:
         return None
     if value.startswith("AAAA") or values.plain_datum(value):
@@ -147,12 +161,12 @@ def _joined_words(value: str) -> bool:
 
 
 def _switches(body: str) -> int:
-    """How often the value turns from letters to digits or back: drawn characters
-    turn often (`x2u4o90tpqnd`), names and versions seldom (`build2026final`)."""
-    turns = 0
-    for left, right in zip(body, body[1:], strict=False):
-        turns += left.isdigit() != right.isdigit()
-    return turns
+    """How often the value (letters and digits) turns from letters to digits or back:
+    drawn characters turn often (`x2u4o90tpqnd`), names and versions seldom
+    (`build2026final`). Read on the value with each digit written `0` and each letter
+    `a`, where a turn is a `0a` or an `a0` (two of one never overlap)."""
+    classes = body.translate(_CLASSES)
+    return classes.count("0a") + classes.count("a0")
 
 
 def _sentence(text: str, start: int, end: int) -> tuple[str, str]:
@@ -300,8 +314,9 @@ def scan(
         if shape is None:
             continue
         start, end = match.span()
-        before, after = _sentence(text, start, end)
-        if not _cued(before, after) or values.given_to_other(text, start):
+        if values.given_to_other(text, start):
+            continue  # asked first: a text of many ids is cheaper read so
+        if not _cued(*_sentence(text, start, end)):
             continue
         near = [w.lower() for w in _NAME_WORDS.findall(text[max(0, start - _NEAR) : start])]
         if near and near[-1] in ("is", "è", "là", "was") and len(near) > 1:
