@@ -1,5 +1,6 @@
-"""`loose` reads a long text's marks of typed values once (`loose._Typed`, decision 251)
-and asks `values.typed_token` in full only of a run that holds one. Each test holds the
+"""`loose` reads a long text's marks of typed values once it has many runs to judge
+(`loose._Typed`, decision 251), and from then on asks `values.typed_token` in full only
+of a run that holds one. Each test holds the
 result equal to asking every run in full, so a mark the pass leaves out, or a run it
 misplaces, fails here."""
 

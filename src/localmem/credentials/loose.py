@@ -65,7 +65,8 @@ _CIPHER = Lazy(r"[A-Z][A-Z0-9_]{2,31},")  # the cipher the tool names first: AES
 _MANGLED = Lazy(r"_Z(?:N|L|St)?([1-9][0-9]{0,2})")
 _C_NAME = Lazy(r"[A-Za-z_][A-Za-z0-9_]*")
 _LOOK_BACK = 24
-_TYPED_PASS = 4096  # from this length on, a text's typed marks are read once (`_Typed`)
+_TYPED_PASS = 4096  # from this length on, a text's typed marks may be read once (`_Typed`)
+_TYPED_SHARE = 256  # characters `_Typed` reads in the time one run's typed checks take
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _NEXT, _SAME = 129, 128  # steps (`_steps`): to the next character in order, to the same
 _MIN_BITS = 3.6  # Shannon entropy per character; random base62 of 24 characters has about 4.2
@@ -360,7 +361,8 @@ def scan(
     with `free`, only the runs it says no earlier rule took."""
     encrypted = _ENCRYPTED in text
     blocks = _Blocks(text)
-    typed = _Typed(text) if len(text) >= _TYPED_PASS else None
+    typed: _Typed | None = None
+    judged = 0
     for match in _RUN.finditer(text):
         start, end = match.span()
         while end > start and text[end - 1] in ".-~_":
@@ -379,7 +381,10 @@ def scan(
             continue  # arn:aws:iam::aws:policy/…: a resource's name
         if encrypted and _inside_encrypted(text, start):
             continue
+        if typed is None and judged * _TYPED_SHARE >= len(text) >= _TYPED_PASS:
+            typed = _Typed(text)  # so many runs to judge that one read of the text pays
         marked = typed is None or typed.holds(start, end)
+        judged += 1
         if values.given_to_other(text, start):
             # An id's value is no generated secret, but may still be a Basic pair; asked
             # in this order, a text of many ids is not judged value by value (cheap first).
