@@ -172,7 +172,11 @@ def scaling(sizes: list[int], runs: int, only: list[str]) -> bool:
             medians.append(statistics.median(cpu_time(make, size, run) for run in range(runs)))
         steps = [b / a if a > 0 else 0.0 for a, b in zip(medians, medians[1:], strict=False)]
         # Over the whole range, so one noisy size does not read as a trend.
-        doubling = (medians[-1] / medians[0]) ** (1 / (len(sizes) - 1)) if medians[0] else 0.0
+        doubling = (
+            (medians[-1] / medians[0]) ** (1 / (len(sizes) - 1))
+            if medians[0] and len(sizes) > 1
+            else 0.0  # one size: no growth to read
+        )
         over = doubling > 2.5
         ok = ok and not over
         cells = "".join(f"{m * 1000:>9.1f}ms"[-10:] for m in medians)
@@ -199,6 +203,8 @@ def adds(runs: int) -> None:
             ("1 MiB a_a_..._password", lambda salt: INPUTS["a_a_..._password"](mib, salt)),
             ("1 MiB token token", lambda salt: INPUTS["token token"](mib, salt)),
             ("1 MiB drawn keys", lambda salt: INPUTS["drawn keys"](mib, salt)),
+            ("1 MiB many secrets", lambda salt: INPUTS["many secrets"](mib, salt)),
+            ("1 MiB clientId lines", lambda salt: INPUTS["clientId lines"](mib, salt)),
             ("64 KiB a_a_..._password", lambda salt: INPUTS["a_a_..._password"](64 * KIB, salt)),
             ("64 KiB token token", lambda salt: INPUTS["token token"](64 * KIB, salt)),
         ]

@@ -184,7 +184,7 @@ def typed_token(value: str, *, marked: bool = True) -> bool:
     one), which `loose` reads once for a long text: only what needs no mark is asked."""
     lowered = value.lower()
     if not marked:
-        return lowered.endswith("here") or _repeated(lowered)
+        return lowered.endswith("here") or _repeated(lowered) or _mostly_x(lowered)
     return _ALPHABET_RUN.search(lowered) is not None or documented(lowered) or _made_up(lowered)
 
 
@@ -213,21 +213,28 @@ def _made_up(lowered: str) -> bool:
     characters repeated (`asdfasdfasdf`)."""
     if _MADE_UP.search(lowered) and _in_order(lowered) * 3 >= len(lowered) * 2:
         return True  # abcdef123456, not abuser123456 (people do choose those)
-    if _RUN.search(lowered) and not _drawn_around_runs(lowered):
-        return True  # eight of one character, little else around them: sk-xxxxxxxx…
-    return _repeated(lowered)
+    # A run of eight of one character leaves room for at most n - 7 distinct ones, and
+    # a few characters repeated hold at most that few: a drawn key is spared both looks.
+    distinct = len(set(lowered))
+    if distinct <= len(lowered) - 7 and _RUN.search(lowered) and not _drawn_around_runs(lowered):
+        return True
+    return (distinct <= 4 and _repeated(lowered)) or _mostly_x(lowered)
 
 
 def _repeated(lowered: str) -> bool:
-    """A few characters repeated (`asdfasdfasdf`), or mostly `x`."""
+    """A few characters repeated (`asdfasdfasdf`): the text equals itself moved by their
+    number (four at most)."""
     for width in (1, 2, 3, 4) if len(lowered) <= 128 else ():
-        # `width` characters repeated: the text equals itself moved by `width`.
         if (
             len(lowered) >= 3 * width
             and lowered[width] == lowered[0]  # cheap first: most values fail here
             and lowered[width:] == lowered[:-width]
         ):
             return True
+    return False
+
+
+def _mostly_x(lowered: str) -> bool:
     return lowered.count("x") * 2 > len(lowered) > 8
 
 
