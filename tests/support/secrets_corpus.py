@@ -5159,6 +5159,171 @@ def _about_tailscale(r: _Rng) -> list[str]:
     )
 
 
+# Keys a second scanner's positives showed missing (kingfisher's rule examples, measured
+# blind first): Supabase's secret keys, PostHog's project secret, OAuth and refresh
+# tokens, Office 365 connector webhooks, X's app bearer tokens, Friendli and MongoDB
+# Atlas service account secrets, Ollama keys named in a sentence, Kerberos hashes that
+# can be cracked offline, base64 keys that start with `/`, and personal access tokens
+# named `…_PAT`. An eighteenth draw (seed + 17), before the rules.
+EIGHTEENTH_FAMILIES: list[tuple[str, Callable[[_Rng], Made]]] = []
+EIGHTEENTH_NEGATIVES: list[tuple[str, Harmful]] = []
+_eighteenth = _into(EIGHTEENTH_FAMILIES)
+_eighteenth_negative = _into(EIGHTEENTH_NEGATIVES)
+
+
+def _supabase_secret(r: _Rng) -> str:
+    return f"sb_secret_{r.text(B64URL, 22)}_{r.text(ALNUM, 8)}"
+
+
+def _posthog_secret(r: _Rng) -> str:
+    return r.choice(("phs_", "pha_", "phr_")) + r.text(ALNUM, r.randint(43, 47))
+
+
+def _twitter_bearer(r: _Rng) -> str:
+    return "A" * 22 + r.text(ALNUM, 10) + "%2B" + r.text(ALNUM, 12) + "%3D" + r.text(ALNUM, 50)
+
+
+def _friendli(r: _Rng) -> str:
+    return "flp_" + r.text(ALNUM, 46)
+
+
+def _atlas_service_account(r: _Rng) -> str:
+    return "mdb_sa_sk_" + r.text(B64URL, 40)
+
+
+EIGHTEENTH_PROVIDERS = (
+    _more("supabase-secret-key", _supabase_secret, "SUPABASE_SECRET_KEY", "Supabase secret key",
+          "chiave segreta Supabase", "khóa bí mật Supabase", "https://acme.supabase.co/rest/v1/"),
+    _more("posthog-secret", _posthog_secret, "POSTHOG_API_KEY", "PostHog key",
+          "chiave PostHog", "khóa PostHog", "https://us.posthog.com/api/projects/"),
+    _more("x-bearer-token", _twitter_bearer, "TWITTER_BEARER", "X bearer token",
+          "token bearer di X", "token bearer của X", "https://api.x.com/2/tweets/search/recent"),
+    _more("friendli-token", _friendli, "FRIENDLI_TOKEN", "Friendli token", "token Friendli",
+          "token Friendli", "https://api.friendli.ai/serverless/v1/chat/completions"),
+    _more("atlas-service-account", _atlas_service_account, "MDB_MCP_API_CLIENT_SECRET",
+          "Atlas service account secret", "segreto dell'account di servizio Atlas",
+          "secret của tài khoản dịch vụ Atlas", "https://cloud.mongodb.com/api/oauth/token"),
+)  # fmt: skip
+EIGHTEENTH_FAMILIES += [(p.family, _provider_samples(p)) for p in EIGHTEENTH_PROVIDERS]
+
+
+@_eighteenth("office-connector-webhook")
+def _office_webhook(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        token = r.text(HEX, 32)
+        url = (f"https://outlook.office.com/webhook/{r.uuid()}@{r.uuid()}/IncomingWebhook/"
+               f"{token}/{r.uuid()}")  # fmt: skip
+        return {"s": token, "url": url}
+
+    pools: Pools = (
+        ("config", ("TEAMS_WEBHOOK_URL={url}", "alerts:\n  teams: {url}")),
+        ("shell", ("$ curl -H 'Content-Type: application/json' -d @card.json {url}",)),
+        ("prose-en", ("The old connector still posts to {url} until we move it.",)),
+        ("prose-it", ("Il vecchio connettore scrive ancora su {url}.",)),
+        ("prose-vi", ("Connector cũ vẫn gửi tới {url}.",)),
+    )
+    return _render(r, pools, make)
+
+
+@_eighteenth("ollama-key-named")
+def _ollama_named(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        key = f"{r.text(HEX, 32)}.{r.text(B64URL, 24)}"
+        return {"s": key[33:], "k": key}
+
+    pools: Pools = (
+        ("prose-en", ("ollama key = {k}", "Our Ollama key is {k} for the cloud models.")),
+        ("config", ("ollama:\n  api_key: {k}",)),
+        ("prose-it", ("La chiave Ollama è {k}.",)),
+        ("prose-vi", ("Khóa Ollama là {k}.",)),
+    )
+    return _render(r, pools, make)
+
+
+@_eighteenth("kerberos-roast-hash")
+def _kerberos_hash(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        head = r.choice((
+            f"$krb5tgs$23$*svc_{r.choice(WORDS)}$CORP.LOCAL$MSSQLSvc/db01.corp.local:1433*$",
+            f"$krb5asrep$23${r.choice(USERS)}@CORP.LOCAL:",
+        ))  # fmt: skip
+        body = f"{r.text(HEX, 32)}${r.text(HEX, 96)}"
+        return {"s": body[:32], "h": head + body}
+
+    pools: Pools = (
+        ("shell", ("$ cat roast.txt\n{h}", "$ hashcat -m 13100 '{h}' rockyou.txt")),
+        ("log", ("{ts} INFO {svc}: captured {h}",)),
+        ("prose-en", ("The pentest found this crackable ticket: {h}",)),
+        ("prose-it", ("Il pentest ha trovato questo ticket: {h}",)),
+        ("prose-vi", ("Pentest tìm thấy ticket này: {h}",)),
+    )
+    return _render(r, pools, make)
+
+
+def _slash_base64(r: _Rng, n: int) -> str:
+    """A base64 key that starts with `/` (one in 64 do), with a `+` or its padding."""
+    body = r.text(B64, n - 3)
+    return "/" + body[:10] + "+" + body[10:] + ("=" if n % 4 == 3 else "")
+
+
+@_eighteenth("base64-key-starting-with-a-slash")
+def _slash_keys(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        key = r.choice((_slash_base64(r, 88)[:86] + "==", _slash_base64(r, 44)[:43] + "="))
+        return {"s": key[:40], "k": key}
+
+    pools: Pools = (
+        ("config", ('"AZURE_STORAGE_ACCOUNT_KEY": "{k}"', 'storage_key = "{k}"')),
+        ("config", ("DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={k};",)),
+        ("shell", ("$ export AWS_SECRET_ACCESS_KEY={k}",)),
+        ("prose-en", ("The storage account key is {k}, rotate it monthly.",)),
+        ("prose-it", ("La chiave dell'account di storage è {k}.",)),
+        ("prose-vi", ("Khóa tài khoản storage là {k}.",)),
+    )
+    return _render(r, pools, make)
+
+
+@_eighteenth("personal-access-token-named-pat")
+def _pat_names(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        value = r.choice((
+            f"1/{r.number(16)}:{r.text(HEX, 32)}",
+            r.text(LOWER + DIGITS, 52),
+            r.text(B64, 43) + "=",
+        ))  # fmt: skip
+        return {"s": value, "name": r.choice(("ASANA_PAT", "wiki_PAT", "AZDO_PAT", "gh_pat"))}
+
+    pools: Pools = (
+        ("config", ("{name}={s}", "{name}: '{s}'")),
+        ("shell", ("$ export {name}={s}",)),
+        ("code", ('{name} = "{s}"',)),
+    )
+    return _render(r, pools, make)
+
+
+@_eighteenth_negative("near-the-new-keys")
+def _near_new_keys(r: _Rng) -> list[str]:
+    """Public keys and look-alikes beside the new shapes: Supabase's publishable keys,
+    PostHog's project key, paths that start with `/`, a `pat` that is a word."""
+    return _cycle(
+        (
+            lambda: f"NEXT_PUBLIC_SUPABASE_PUBLISHABLE_KEY=sb_publishable_{r.text(B64URL, 22)}",
+            lambda: (
+                f"posthog.init('phc_{r.text(ALNUM, 43)}', {{ api_host: 'https://eu.posthog.com' }})"
+            ),
+            lambda: f'storage_path = "/var/lib/{r.choice(WORDS)}/{r.choice(WORDS)}-data"',
+            lambda: "WORKDIR=/home/runner/work/acme/acme/build/Release",
+            lambda: f"Give the intern a pat on the back for the {r.choice(WORDS)} fix.",
+            lambda: "PAT_EXPIRY_DAYS=90",
+            lambda: "https://outlook.office.com/mail/inbox",
+            lambda: "hashcat -m 13100 roast.txt rockyou.txt --force",
+            lambda: f"AAAAB3NzaC1yc2EAAAADAQABAAABAQ{r.text(B64, 40)} deploy@ci",
+            lambda: f'icon = "/static/img/{r.text(HEX, 8)}.png"',
+            lambda: f"https://hooks.example.dev/{r.choice(WORDS)}/{r.choice(WORDS)}",
+        ),
+    )
+
+
 # -- the corpus ---------------------------------------------------------------------------
 
 
@@ -5182,6 +5347,7 @@ DRAWS: tuple[tuple[list[tuple[str, Callable[[_Rng], Made]]], list[tuple[str, Har
     (FIFTEENTH_FAMILIES, FIFTEENTH_NEGATIVES),
     ([], SIXTEENTH_NEGATIVES),
     (SEVENTEENTH_FAMILIES, SEVENTEENTH_NEGATIVES),
+    (EIGHTEENTH_FAMILIES, EIGHTEENTH_NEGATIVES),
 )
 
 
