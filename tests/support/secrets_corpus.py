@@ -5234,6 +5234,7 @@ def _ollama_named(r: _Rng) -> Made:
     pools: Pools = (
         ("prose-en", ("ollama key = {k}", "Our Ollama key is {k} for the cloud models.")),
         ("config", ("ollama:\n  api_key: {k}",)),
+        ("shell", ("$ curl -H 'Authorization: Bearer {k}' https://ollama.com/api/chat",)),
         ("prose-it", ("La chiave Ollama è {k}.",)),
         ("prose-vi", ("Khóa Ollama là {k}.",)),
     )
@@ -5297,6 +5298,8 @@ def _pat_names(r: _Rng) -> Made:
         ("config", ("{name}={s}", "{name}: '{s}'")),
         ("shell", ("$ export {name}={s}",)),
         ("code", ('{name} = "{s}"',)),
+        ("config", ("env:\n  {name}: {s}\n  LOG_LEVEL: info",)),
+        ("prose-en", ("set {name} to {s} in the pipeline variables",)),
     )
     return _render(r, pools, make)
 
@@ -5320,6 +5323,84 @@ def _near_new_keys(r: _Rng) -> list[str]:
             lambda: f"AAAAB3NzaC1yc2EAAAADAQABAAABAQ{r.text(B64, 40)} deploy@ci",
             lambda: f'icon = "/static/img/{r.text(HEX, 8)}.png"',
             lambda: f"https://hooks.example.dev/{r.choice(WORDS)}/{r.choice(WORDS)}",
+        ),
+    )
+
+
+# A private key's PEM, base64-encoded whole, as a kubeconfig's `client-key-data` and many
+# variables and JSON fields hold it (2 KB and more, longer than a value a name rule reads),
+# and three documented prefixes the second scanner's positives showed: CircleCI project
+# and personal tokens, Flutterwave secret keys, Builder.io private keys. A nineteenth draw
+# (seed + 18), before the rules.
+NINETEENTH_FAMILIES: list[tuple[str, Callable[[_Rng], Made]]] = []
+NINETEENTH_NEGATIVES: list[tuple[str, Harmful]] = []
+_nineteenth = _into(NINETEENTH_FAMILIES)
+_nineteenth_negative = _into(NINETEENTH_NEGATIVES)
+
+
+def _pem_base64(r: _Rng, label: str) -> str:
+    body = r.b64(r.choice((270, 1190, 1700)))
+    lines = "\n".join(body[i : i + 64] for i in range(0, len(body), 64))
+    pem = f"-----BEGIN {label}-----\n{lines}\n-----END {label}-----\n"
+    return base64.b64encode(pem.encode()).decode()
+
+
+@_nineteenth("private-key-in-base64")
+def _private_key_b64(r: _Rng) -> Made:
+    def make(r: _Rng) -> dict[str, str]:
+        label = r.choice(
+            ("RSA PRIVATE KEY", "PRIVATE KEY", "EC PRIVATE KEY", "OPENSSH PRIVATE KEY")
+        )
+        encoded = _pem_base64(r, label)
+        return {"s": encoded[60:120], "b": encoded}
+
+    pools: Pools = (
+        ("config", ("users:\n- name: admin\n  user:\n    client-certificate-data: LS0t\n"
+                    "    client-key-data: {b}",)),
+        ("config", ('{{"type": "rsa", "privateKey": "{b}"}}',)),
+        ("shell", ("$ export SIGNING_KEY_B64={b}",
+                   "$ kubectl get secret tls -o yaml\n  tls.key: {b}")),
+        ("log", ("{ts} DEBUG {svc}: loaded key {b}",)),
+        ("prose-en", ("The deploy key, base64-encoded: {b}",)),
+    )  # fmt: skip
+    return _render(r, pools, make)
+
+
+def _circleci(r: _Rng) -> str:
+    return r.choice(("CCIPRJ_", "CCIPAT_")) + r.text(ALNUM, 22) + "_" + r.text(HEX, 40)
+
+
+def _flutterwave(r: _Rng) -> str:
+    return r.choice(("FLWSECK-", "FLWSECK_TEST-")) + r.text(HEX, 32) + "-X"
+
+
+def _builder_io(r: _Rng) -> str:
+    return "bpk-" + r.text(HEX, 32)
+
+
+NINETEENTH_PROVIDERS = (
+    _more("circleci-token", _circleci, "CIRCLE_TOKEN", "CircleCI token", "token CircleCI",
+          "token CircleCI", "https://circleci.com/api/v2/me"),
+    _more("flutterwave-secret-key", _flutterwave, "FLW_SECRET_KEY", "Flutterwave secret key",
+          "chiave segreta Flutterwave", "khóa bí mật Flutterwave",
+          "https://api.flutterwave.com/v3/transactions"),
+    _more("builder-private-key", _builder_io, "BUILDER_PRIVATE_KEY", "Builder.io private key",
+          "chiave privata Builder.io", "khóa riêng Builder.io", "https://builder.io/api/v1/write"),
+)  # fmt: skip
+NINETEENTH_FAMILIES += [(p.family, _provider_samples(p)) for p in NINETEENTH_PROVIDERS]
+
+
+@_nineteenth_negative("public-halves-in-base64")
+def _public_b64(r: _Rng) -> list[str]:
+    """Certificates and public keys in base64, and the public keys beside the new shapes."""
+    return _cycle(
+        (
+            lambda: f"    certificate-authority-data: {_pem_base64(r, 'CERTIFICATE')}",
+            lambda: f"    client-certificate-data: {_pem_base64(r, 'CERTIFICATE')}",
+            lambda: f"PUBLIC_KEY_B64={_pem_base64(r, 'PUBLIC KEY')}",
+            lambda: f"FLW_PUBLIC_KEY=FLWPUBK_TEST-{r.text(HEX, 32)}-X",
+            lambda: "Flutterwave keys: FLWPUBK- is public, FLWSECK- is secret.",
+            lambda: "CIRCLE_TOKEN=${CCIPAT_TOKEN}",
         ),
     )
 
@@ -5348,6 +5429,7 @@ DRAWS: tuple[tuple[list[tuple[str, Callable[[_Rng], Made]]], list[tuple[str, Har
     ([], SIXTEENTH_NEGATIVES),
     (SEVENTEENTH_FAMILIES, SEVENTEENTH_NEGATIVES),
     (EIGHTEENTH_FAMILIES, EIGHTEENTH_NEGATIVES),
+    (NINETEENTH_FAMILIES, NINETEENTH_NEGATIVES),
 )
 
 

@@ -98,8 +98,10 @@ def _generated(value: str, marked: bool = True) -> bool:
         return _short_generated(body)
     if _HEX.fullmatch(body.removeprefix("0x")) is not None:
         return False
-    if body.startswith(("/", "~", "AAAA", ".", "-", "age1")) or body.lower().startswith(_PUBLISHED):
+    if body.startswith(("~", "AAAA", ".", "-", "age1")) or body.lower().startswith(_PUBLISHED):
         return False  # a path, an SSH key's body, an age recipient, an integrity string
+    if body[0] == "/" and not values.base64_key(value):
+        return False  # a path; a key in base64 may start with `/` too
     if body.startswith("_Z") and _mangled(body):
         return False
     if "." in body:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 # What every name that holds a secret contains, lower case ("pass" finds `dbPassword`).
 _KEY_WORDS = (
-    "pass", "pw", "secret", "token", "key", "cred", "auth", "login", "license", "mật khẩu",
+    "pass", "pw", "secret", "token", "key", "cred", "auth", "login", "license", "pat", "mật khẩu",
     "mat khau", "contraseña", "mot de passe", "kennwort", "chiave", "khóa", "khoá", "clave",
 )  # fmt: skip
 _KEY_WORDS_ANY_CASE = Lazy("|".join(_KEY_WORDS), re.IGNORECASE)

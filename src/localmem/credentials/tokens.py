@@ -180,6 +180,18 @@ TOKENS: tuple[Token, ...] = (
         r"https://[A-Za-z0-9-]{1,64}\.webhook\.office\.com/webhookb2/[A-Za-z0-9@/_-]{40,400}",
         check=lambda v: values.random(v.rsplit("/IncomingWebhook/", 1)[-1]),
     ),
+    Token(  # an Office 365 connector's webhook (Teams' older form): the same, on Outlook's host
+        "teams-webhook",
+        ("outlook.office.com/webhook/", "outlook.office365.com/webhook/"),
+        r"https://outlook\.office(?:365)?\.com/webhook/[A-Za-z0-9@/_-]{40,400}",
+        check=lambda v: values.random(v.rsplit("/IncomingWebhook/", 1)[-1]),
+    ),
+    Token(  # X (Twitter) app-only bearer tokens: twenty-odd `A`s, then the token, often
+        "x-bearer-token",  # with `%2B`, `%2F` or `%3D` (read as `+`, `/`, `=` in the view)
+        ("AAAAAAAAAAAAAAAAAAAA",),
+        r"(?<![A-Za-z0-9+/%])A{20,24}[A-Za-z0-9%+/=]{40,200}(?![A-Za-z0-9%+/=])",
+        check=lambda v: values.random(v.lstrip("A")),
+    ),
     Token(  # an org id, `!`, then the session: one token, masked whole
         "salesforce-token",
         ("00D",),
@@ -196,6 +208,15 @@ TOKENS: tuple[Token, ...] = (
         r"|[89]\$[./A-Za-z0-9]{14}\$[./A-Za-z0-9]{43}"  # Cisco IOS type 8 and 9
         r"|2[aby]\$[0-9]{2}\$[./A-Za-z0-9]{53}|apr1\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}"
         r"|y\$[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{1,86}\$[./A-Za-z0-9]{43})(?![/A-Za-z0-9])",
+    ),
+    # Kerberos tickets and AS-REP answers captured for cracking (hashcat 13100, 18200): the
+    # encryption type, maybe `*user$realm$spn*$` or `user@realm:`, the checksum, the data.
+    Token(
+        "password-hash",
+        ("$krb5tgs$", "$krb5asrep$"),
+        _opening(r"[\w$]", "$krb5tgs$", "$krb5asrep$")
+        + r"(?:17|18|23)\$(?:\*[^\s*]{1,256}\*\$|[^\s$:*]{1,256}:)?"
+        r"[0-9a-fA-F]{16,64}\$[0-9a-fA-F]{32,8192}(?![0-9a-fA-F])",
     ),
     # Slack: bot, user, app-level, configuration and refresh tokens.
     _prefixed(
@@ -513,10 +534,16 @@ TOKENS: tuple[Token, ...] = (
     _prefixed(
         "polar-token", ("polar_at_", "polar_oat_", "polar_pat_", "polar_rt_"), _URLSAFE, 20, 100
     ),
-    _prefixed("posthog-key", ("phx_",), _URLSAFE, 41, 49),  # phc_ project keys are public
+    # PostHog: personal keys, project secret keys, OAuth access and refresh tokens; phc_
+    # project keys are public.
+    _prefixed("posthog-key", ("phx_", "phs_", "pha_", "phr_"), _URLSAFE, 41, 49),
     _prefixed("prefect-key", ("pnu_",), _ALNUM, 36, 36),
     _prefixed("proof-key", ("prf_",), _URLSAFE, 20, 80),
     _prefixed("readme-key", ("rdme_",), "[a-z0-9]", 70, 70),
+    # Supabase: `sb_secret_` keys (`sb_publishable_` ones are public)
+    _prefixed("supabase-key", ("sb_secret_",), _URLSAFE, 24, 64, _varied),
+    _prefixed("friendli-token", ("flp_",), _ALNUM, 40, 64),
+    _prefixed("atlas-service-key", ("mdb_sa_sk_",), _URLSAFE, 32, 64),  # MongoDB Atlas
     _prefixed("runpod-key", ("rpa_",), _ALNUM, 30, 46),  # RunPod and redirect.pizza alike
     _prefixed("render-key", ("rnd_",), _ALNUM, 28, 32),
     _prefixed("rootly-key", ("rootly_",), _HEX, 64, 64),
@@ -665,6 +692,12 @@ TOKENS: tuple[Token, ...] = (
         (".",),
         r"(?<![A-Za-z0-9_.-])[0-9a-f]{32}\.[A-Za-z0-9]{16}(?![A-Za-z0-9_-]|\.[A-Za-z0-9])",
         check=lambda v: values.mixed(v[33:]),
+    ),
+    Token(  # Ollama's cloud keys: the same shape with 24 characters of base64url after the dot
+        "ollama-key",
+        (".",),
+        r"(?<![A-Za-z0-9_.-])[0-9a-f]{32}\.[A-Za-z0-9_-]{24}(?![A-Za-z0-9_-]|\.[A-Za-z0-9])",
+        check=lambda v: values.mixed(v[33:]) and values.random(v[33:]),
     ),
     # JWTs: signed, unsigned (`alg: none`, an empty signature), with an opaque payload, and
     # wrapped in base64.

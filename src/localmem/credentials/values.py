@@ -71,6 +71,7 @@ _PASCAL = Lazy(
 )
 _PASCAL_PARTS = Lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _TOKEN_RUN = Lazy(r"[A-Za-z0-9+/=_.~-]{16,4096}")
+_BASE64_KEY = Lazy(r"[A-Za-z0-9+/]{26,4096}={0,2}")
 # A run of one character, the alphabet or the digits in order, a1b2c3d4: typed, not drawn.
 # Each pattern of `typed_token` holds one of these words, eight of one character or five
 # in order, the marks `loose` finds in a whole text at once (`typed_token`'s `marked`).
@@ -364,7 +365,9 @@ def reference(value: str) -> bool:
         return True
     if bare.startswith(":") and _ROLE.match(bare):
         return True  # :py:class:`list`, a docstring's cross-reference
-    if bare.startswith(("/", "~/", "./", "../", "file:")) or bare[1:3] == ":\\":
+    if (bare.startswith(("/", "~/", "./", "../", "file:")) or bare[1:3] == ":\\") and not (
+        bare[0] == "/" and base64_key(bare)
+    ):
         return True  # PWD=/home/me/src is a folder, not a password
     if bare.endswith(")") and _CALL_EXPRESSION.fullmatch(bare):
         return True  # getpass(), read_secret(name)
@@ -380,6 +383,19 @@ def reference(value: str) -> bool:
         bare = _SUBSCRIPT.sub("", bare)
     return (
         "." in bare and bool(_DOTTED_NAME.fullmatch(bare)) and not any(ch.isdigit() for ch in bare)
+    )
+
+
+def base64_key(value: str) -> bool:
+    """Base64 of a key, padded or holding a `+` (`/dibjbwrou+tGcn…==`: one key in 64
+    starts with `/`), letters of both cases with digits: not a path, whose parts are
+    names and which seldom holds a `+` or ends with `=`."""
+    return (
+        len(value) % 4 == 0
+        and ("+" in value or value.endswith("="))
+        and _BASE64_KEY.fullmatch(value) is not None
+        and mixed(value)
+        and any(ch.isdigit() for ch in value)
     )
 
 
