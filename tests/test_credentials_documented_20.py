@@ -1,12 +1,14 @@
 """Shapes their providers document, added after the corpus's seventh and eighth draws
 (issue 20, decision 235), its thirteenth (decision 244), its seventeenth (decision 250)
-and its eighteenth (decision 253): each is masked alone in a
+its eighteenth (decision 253) and its nineteenth (decision 254): each is masked alone in a
 sentence, and its look-alike in the same place passes, so a test fails when a rule is
 too narrow or too broad.
 
 Prefixes are built from parts so that no scanner flags this file."""
 
 from __future__ import annotations
+
+import base64
 
 import pytest
 
@@ -23,6 +25,15 @@ B64_SLASH = (
 )
 BEARER_TAIL = "MLheAAAAAAA0%2BuSeid%2BULvsea4JtiGRiSDSJSI%3DEUifiRBkKG5E2XzMDjRfl76ZC9Ub0wnz4XsN"
 KRB_HEX = HEX32 + "$" + HEX64 * 2
+_PEM_BODY = "MIIEowIBAAKCAQEAy1XXuVAQpqHbQE05mkhrNg/124F/2K9OanizZTZUUhK08U8Lah/RmUlXqQ01" * 20
+
+
+def _pem_b64(label: str) -> str:
+    pem = f"-----BEGIN {label}-----\n{_PEM_BODY}\n-----END {label}-----\n"
+    return base64.b64encode(pem.encode()).decode()
+
+
+KEY_B64 = _pem_b64("RSA PRIVATE KEY")
 NO_DIGITS = "SBrgZZyJiuetkiqFRus"  # a secret of letters of both cases, and short
 
 
@@ -118,6 +129,12 @@ def _stored(text: str) -> str:
         (f"AccountKey={B64_SLASH};EndpointSuffix=core.windows.net", B64_SLASH[:20], "api-key"),
         (f"La chiave dello storage è {B64_SLASH}.", B64_SLASH[:20], "generated-secret"),
         ("AZDO_PAT=1/2158716436531600:5e93ee38eb472fc15e6a20e7729f3820", "5e93ee38eb47", "token"),
+        # The nineteenth draw's (decision 254): a private key's PEM in base64, three prefixes.
+        (f"    client-key-data: {KEY_B64}", KEY_B64[200:240], "private-key"),
+        (f'{{"privateKey": "{KEY_B64}"}}', KEY_B64[-60:-20], "private-key"),
+        (f"Use {'CCI' + 'PRJ_'}{MIXED16}Xk9mQ2_{HEX32}abcd0123 now", HEX32, "circleci-token"),
+        (f"FLW_SECRET_KEY={'FLW' + 'SECK_TEST-'}{HEX32}-X", HEX32, "flutterwave-key"),
+        (f"the private key is {'bp' + 'k-'}{HEX32}", HEX32, "builder-key"),
     ],
 )
 def test_a_documented_shape_is_masked(text: str, secret: str, kind: str) -> None:
@@ -155,6 +172,9 @@ def test_a_documented_shape_is_masked(text: str, secret: str, kind: str) -> None
         f"thumbnails/{HEX32}.thumbnail_large_x_medium",
         "https://outlook.office.com/mail/inbox/id/AAQkADAwATM0MDAAMS0xMjAwLTAwCgAQ",
         f"AAAAB3NzaC1yc2EAAAADAQABAAABAQ{MIXED16 * 3} deploy@ci",
+        f"    certificate-authority-data: {_pem_b64('CERTIFICATE')}",
+        f"PUBLIC_KEY_B64={_pem_b64('PUBLIC KEY')}",
+        f"FLW_PUBLIC_KEY={'FLW' + 'PUBK_TEST-'}{HEX32}-X",
     ],
 )
 def test_a_look_alike_passes(text: str) -> None:

@@ -117,6 +117,17 @@ def _jwt_header(value: str) -> bool:
     return decoded.startswith(b"{") and (b'"alg"' in decoded or b'"typ"' in decoded)
 
 
+def _private_pem(value: str) -> bool:
+    """Base64 whose text opens a private key's PEM (`-----BEGIN … PRIVATE KEY-----`), not
+    a certificate's or a public key's."""
+    head = value[:96]
+    try:
+        decoded = base64.b64decode(head[: len(head) // 4 * 4], validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return b"PRIVATE KEY-----" in decoded.split(b"\n", 1)[0]
+
+
 def _jwt_inside(value: str) -> bool:
     """A base64 text that decodes to a JWT (people wrap one to pass it through YAML)."""
     try:
@@ -540,6 +551,13 @@ TOKENS: tuple[Token, ...] = (
     _prefixed("prefect-key", ("pnu_",), _ALNUM, 36, 36),
     _prefixed("proof-key", ("prf_",), _URLSAFE, 20, 80),
     _prefixed("readme-key", ("rdme_",), "[a-z0-9]", 70, 70),
+    _prefixed("circleci-token", ("CCIPRJ_", "CCIPAT_"), "[A-Za-z0-9_]", 40, 80),
+    Token(  # Flutterwave's secret keys (`FLWPUBK` ones are public)
+        "flutterwave-key",
+        ("FLWSECK",),
+        _opening(r"[A-Za-z0-9_]", "FLWSECK") + r"(?:_TEST)?-[0-9a-f]{32}-X(?![A-Za-z0-9])",
+    ),
+    _prefixed("builder-key", ("bpk-",), "[0-9a-f]", 32, 32),  # Builder.io private keys
     # Supabase: `sb_secret_` keys (`sb_publishable_` ones are public)
     _prefixed("supabase-key", ("sb_secret_",), _URLSAFE, 24, 64, _varied),
     _prefixed("friendli-token", ("flp_",), _ALNUM, 40, 64),
@@ -698,6 +716,13 @@ TOKENS: tuple[Token, ...] = (
         (".",),
         r"(?<![A-Za-z0-9_.-])[0-9a-f]{32}\.[A-Za-z0-9_-]{24}(?![A-Za-z0-9_-]|\.[A-Za-z0-9])",
         check=lambda v: values.mixed(v[33:]) and values.random(v[33:]),
+    ),
+    Token(  # a private key's PEM in base64, whole (a kubeconfig's `client-key-data`)
+        "private-key",
+        ("LS0tLS1CRUdJTi",),  # `-----BEGIN` in base64
+        _opening(r"[A-Za-z0-9+/]", "LS0tLS1CRUdJTi")
+        + r"[A-Za-z0-9+/]{16,16380}={0,2}(?![A-Za-z0-9+/=])",
+        check=_private_pem,
     ),
     # JWTs: signed, unsigned (`alg: none`, an empty signature), with an opaque payload, and
     # wrapped in base64.
