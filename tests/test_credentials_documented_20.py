@@ -34,6 +34,7 @@ def _pem_b64(label: str) -> str:
 
 
 KEY_B64 = _pem_b64("RSA PRIVATE KEY")
+PGP_B64 = _pem_b64("PGP PRIVATE KEY BLOCK")
 NO_DIGITS = "SBrgZZyJiuetkiqFRus"  # a secret of letters of both cases, and short
 
 
@@ -132,6 +133,7 @@ def _stored(text: str) -> str:
         # The nineteenth draw's (decision 254): a private key's PEM in base64, three prefixes.
         (f"    client-key-data: {KEY_B64}", KEY_B64[200:240], "private-key"),
         (f'{{"privateKey": "{KEY_B64}"}}', KEY_B64[-60:-20], "private-key"),
+        (f"GPG_KEY_B64={PGP_B64}", PGP_B64[200:240], "private-key"),
         (f"Use {'CCI' + 'PRJ_'}{MIXED16}Xk9mQ2_{HEX32}abcd0123 now", HEX32, "circleci-token"),
         (f"FLW_SECRET_KEY={'FLW' + 'SECK_TEST-'}{HEX32}-X", HEX32, "flutterwave-key"),
         (f"the private key is {'bp' + 'k-'}{HEX32}", HEX32, "builder-key"),

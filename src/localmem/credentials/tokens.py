@@ -118,14 +118,14 @@ def _jwt_header(value: str) -> bool:
 
 
 def _private_pem(value: str) -> bool:
-    """Base64 whose text opens a private key's PEM (`-----BEGIN … PRIVATE KEY-----`), not
-    a certificate's or a public key's."""
+    """Base64 whose text opens a private key's PEM (`-----BEGIN … PRIVATE KEY-----`, PGP's
+    `PRIVATE KEY BLOCK` too), not a certificate's or a public key's."""
     head = value[:96]
     try:
         decoded = base64.b64decode(head[: len(head) // 4 * 4], validate=True)
     except (binascii.Error, ValueError):
         return False
-    return b"PRIVATE KEY-----" in decoded.split(b"\n", 1)[0]
+    return b"PRIVATE KEY" in decoded.split(b"\n", 1)[0]
 
 
 def _jwt_inside(value: str) -> bool:
